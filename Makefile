@@ -1,0 +1,33 @@
+# Two commands on a fresh machine with Python 3.11+ and make: `make preview` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+STACK ?= dev
+
+.PHONY: preview test lint bench schemas clean
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "gpu-dra needs Python 3.11 or newer; set PYTHON=python3.11")'
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+preview: $(STAMP)
+	$(BIN)/gpu-dra preview --stack $(STACK)
+
+test: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+	$(BIN)/python -m pytest
+
+schemas: $(STAMP)
+	$(BIN)/gpu-dra schema stack > schemas/stack.schema.json
+	$(BIN)/gpu-dra schema team > schemas/team.schema.json
+
+bench: $(STAMP)
+	$(BIN)/python bench/run.py
+
+clean:
+	rm -rf build $(VENV)

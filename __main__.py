@@ -1,0 +1,23 @@
+"""gpu-dra's Pulumi program: validate the stack's config, then declare its resources.
+
+Run by `pulumi up`/`pulumi preview`, and by `gpu-dra preview` under Pulumi's mock runtime; it is the same program.
+"""
+
+import sys
+from pathlib import Path
+
+import pulumi
+
+from components.engine_config import project_config
+from components.platform import build
+from gpu_dra.core.loader import load_stack_from_engine
+from gpu_dra.core.problems import ConfigError
+
+try:
+    stack = load_stack_from_engine(Path(__file__).resolve().parent, pulumi.get_stack(), project_config())
+except ConfigError as error:
+    # A user's mistake: one line per problem, exit 2, nothing registered, no traceback.
+    print(error, file=sys.stderr)
+    sys.exit(2)
+
+build(stack)

@@ -1,0 +1,222 @@
+"""Where the DRA objects run: an EKS cluster with system and GPU managed node groups, or an existing cluster.
+
+Either way the result is one Kubernetes provider that every Kubernetes resource of the stack uses.
+The VPC is plain pulumi-aws rather than pulumi-awsx: every subnet, route and NAT gateway is then a resource the
+policy pack and the offline preview see (a remote awsx component shows as one opaque resource under mocks), and the
+project carries one AWS SDK instead of two.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_aws as aws
+import pulumi_eks as eks
+import pulumi_kubernetes as k8s
+
+from gpu_dra.core import nodes
+from gpu_dra.core.config import Cluster, Environment, NewVpc, NodeGroup, Platform, Stack
+
+# EKS access policies by their config name
+# (docs.aws.amazon.com/eks/latest/userguide/access-policy-permissions.html).
+ACCESS_POLICY_ARNS = {
+    "cluster-admin": "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy",
+    "admin": "arn:aws:eks::aws:cluster-access-policy/AmazonEKSAdminPolicy",
+    "edit": "arn:aws:eks::aws:cluster-access-policy/AmazonEKSEditPolicy",
+    "view": "arn:aws:eks::aws:cluster-access-policy/AmazonEKSViewPolicy",
+}
+# The managed policies a node needs, and nothing else (docs.aws.amazon.com/eks/latest/userguide/create-node-role.html).
+NODE_POLICY_ARNS = {
+    "worker": "arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy",
+    "cni": "arn:aws:iam::aws:policy/AmazonEKS_CNI_Policy",
+    "ecr": "arn:aws:iam::aws:policy/AmazonEC2ContainerRegistryReadOnly",
+}
+# `scheduler` is where kube-scheduler's DRA decisions are logged.
+CONTROL_PLANE_LOGS = ["api", "audit", "authenticator", "controllerManager", "scheduler"]
+
+
+@dataclass
+class ClusterAccess:
+    provider: k8s.Provider
+    gpu_node_groups: list[pulumi.Resource]
+
+
+class Vpc(pulumi.ComponentResource):
+    """A VPC across the configured AZs: private subnets for nodes, public ones for NAT and load balancers."""
+
+    def __init__(self, name: str, config: NewVpc, environment: Environment, opts: pulumi.ResourceOptions):
+        super().__init__("gpu-dra:cluster:Vpc", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        network = ipaddress.IPv4Network(config.cidr)
+        blocks = list(network.subnets(new_prefix=network.prefixlen + 3))
+        public_blocks = list(blocks[-1].subnets(new_prefix=network.prefixlen + 6))
+        self.vpc = aws.ec2.Vpc(f"{name}-vpc", cidr_block=config.cidr, enable_dns_hostnames=True,
+                               enable_dns_support=True, tags={"Name": name}, opts=child)
+        gateway = aws.ec2.InternetGateway(f"{name}-igw", vpc_id=self.vpc.id, tags={"Name": name}, opts=child)
+        public_routes = aws.ec2.RouteTable(f"{name}-public", vpc_id=self.vpc.id, routes=[
+            {"cidr_block": "0.0.0.0/0", "gateway_id": gateway.id}], tags={"Name": f"{name}-public"}, opts=child)
+        self.private_subnet_ids: list[pulumi.Output[str]] = []
+        self.public_subnet_ids: list[pulumi.Output[str]] = []
+        nat_ids: list[pulumi.Output[str]] = []
+        for index, zone in enumerate(config.availability_zones):
+            public = aws.ec2.Subnet(f"{name}-public-{zone}", vpc_id=self.vpc.id, availability_zone=zone,
+                                    cidr_block=str(public_blocks[index]), map_public_ip_on_launch=False,
+                                    tags={"Name": f"{name}-public-{zone}", "kubernetes.io/role/elb": "1"},
+                                    opts=child)
+            aws.ec2.RouteTableAssociation(f"{name}-public-{zone}", subnet_id=public.id,
+                                          route_table_id=public_routes.id, opts=child)
+            self.public_subnet_ids.append(public.id)
+            # One NAT gateway per AZ in prod (an AZ outage does not cut the others off); one in total elsewhere.
+            if environment is Environment.prod or not nat_ids:
+                eip = aws.ec2.Eip(f"{name}-nat-{zone}", domain="vpc", tags={"Name": f"{name}-nat-{zone}"},
+                                  opts=child)
+                nat = aws.ec2.NatGateway(f"{name}-nat-{zone}", allocation_id=eip.id, subnet_id=public.id,
+                                         tags={"Name": f"{name}-nat-{zone}"}, opts=child)
+                nat_ids.append(nat.id)
+            private = aws.ec2.Subnet(f"{name}-private-{zone}", vpc_id=self.vpc.id, availability_zone=zone,
+                                     cidr_block=str(blocks[index]),
+                                     tags={"Name": f"{name}-private-{zone}", "kubernetes.io/role/internal-elb": "1"},
+                                     opts=child)
+            routes = aws.ec2.RouteTable(f"{name}-private-{zone}", vpc_id=self.vpc.id, routes=[
+                {"cidr_block": "0.0.0.0/0", "nat_gateway_id": nat_ids[-1]}],
+                tags={"Name": f"{name}-private-{zone}"}, opts=child)
+            aws.ec2.RouteTableAssociation(f"{name}-private-{zone}", subnet_id=private.id, route_table_id=routes.id,
+                                          opts=child)
+            self.private_subnet_ids.append(private.id)
+        self.register_outputs({"vpcId": self.vpc.id})
+
+
+def _launch_template(name: str, group: NodeGroup, opts: pulumi.ResourceOptions) -> aws.ec2.LaunchTemplate:
+    """IMDSv2 only, a gp3 volume for container images, the capacity block, and Bottlerocket's device plugin off."""
+    settings = nodes.launch_template_settings(group)
+    return aws.ec2.LaunchTemplate(
+        name,
+        metadata_options={"http_endpoint": "enabled", "http_tokens": "required", "http_put_response_hop_limit": 2},
+        block_device_mappings=[{"device_name": settings.image_volume_device, "ebs": {
+            "volume_size": group.disk_size, "volume_type": "gp3", "encrypted": "true",
+            "delete_on_termination": "true"}}],
+        user_data=settings.user_data_base64,
+        instance_market_options={"market_type": "capacity-block"} if settings.capacity_block else None,
+        capacity_reservation_specification={"capacity_reservation_target": {
+            "capacity_reservation_id": group.capacity_reservation_id}} if settings.capacity_block else None,
+        tag_specifications=[{"resource_type": "instance", "tags": {"gpu-dra.io/node-group": group.name}}],
+        opts=opts)
+
+
+class EksCluster(pulumi.ComponentResource):
+    """An EKS cluster for DRA: API authentication, encrypted secrets, scheduler logs, no default node group."""
+
+    def __init__(self, stack: Stack, opts: pulumi.ResourceOptions | None = None):
+        config: Cluster = stack.config.cluster
+        name = config.name
+        super().__init__("gpu-dra:cluster:EksCluster", name, None, opts)
+        protect = stack.config.protect
+        self.aws_provider = aws.Provider(f"{name}-aws", region=config.region,
+                                         opts=pulumi.ResourceOptions(parent=self))
+        child = pulumi.ResourceOptions(parent=self, provider=self.aws_provider)
+        networking = config.networking
+        assert networking is not None  # the config model requires it for platform eks
+        if networking.new_vpc:
+            vpc = Vpc(name, networking.new_vpc, stack.config.environment, child)
+            vpc_id: pulumi.Input[str] = vpc.vpc.id
+            private_subnets: list[pulumi.Input[str]] = list(vpc.private_subnet_ids)
+            public_subnets: list[pulumi.Input[str]] = list(vpc.public_subnet_ids)
+        else:
+            vpc_id = networking.vpc_id or ""
+            private_subnets = list(networking.private_subnet_ids)
+            public_subnets = list(networking.public_subnet_ids)
+
+        protected = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(protect=protect))
+        self.secrets_key = aws.kms.Key(f"{name}-secrets", description=f"EKS secrets envelope encryption for {name}",
+                                       enable_key_rotation=True, deletion_window_in_days=30, opts=protected)
+        self.node_role = aws.iam.Role(f"{name}-node", assume_role_policy=json.dumps({
+            "Version": "2012-10-17",
+            "Statement": [{"Effect": "Allow", "Principal": {"Service": "ec2.amazonaws.com"},
+                           "Action": "sts:AssumeRole"}]}), opts=child)
+        for key, arn in NODE_POLICY_ARNS.items():
+            aws.iam.RolePolicyAttachment(f"{name}-node-{key}", role=self.node_role.name, policy_arn=arn, opts=child)
+
+        self.cluster = eks.Cluster(
+            name,
+            name=name,
+            version=config.kubernetes_version,
+            authentication_mode=eks.AuthenticationMode.API,
+            access_entries={e.name: eks.AccessEntryArgs(
+                principal_arn=e.principal_arn,
+                access_policies={e.policy.value: eks.AccessPolicyAssociationArgs(
+                    policy_arn=ACCESS_POLICY_ARNS[e.policy.value],
+                    access_scope=aws.eks.AccessPolicyAssociationAccessScopeArgs(
+                        type="namespace" if e.namespaces else "cluster",
+                        namespaces=list(e.namespaces) or None))})
+                for e in config.access_entries},
+            skip_default_node_group=True,
+            vpc_id=vpc_id,
+            private_subnet_ids=private_subnets,
+            public_subnet_ids=public_subnets or None,
+            node_associate_public_ip_address=False,
+            endpoint_private_access=config.endpoint.private_access,
+            endpoint_public_access=config.endpoint.public_access,
+            public_access_cidrs=list(config.endpoint.public_access_cidrs) or None,
+            encryption_config_key_arn=self.secrets_key.arn,
+            enabled_cluster_log_types=CONTROL_PLANE_LOGS,
+            create_oidc_provider=False,
+            tags={"gpu-dra.io/stack": stack.name, "gpu-dra.io/environment": stack.config.environment.value},
+            opts=protected)
+        # pulumi-eks manages vpc-cni, coredns and kube-proxy as EKS add-ons; the pod identity agent is added here.
+        aws.eks.Addon(f"{name}-pod-identity-agent", cluster_name=name, addon_name="eks-pod-identity-agent",
+                      opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[self.cluster])))
+
+        system = config.system_node_group
+        eks.ManagedNodeGroup(
+            f"{name}-system", cluster=self.cluster, node_role=self.node_role,
+            node_group_name=f"{name}-system", instance_types=list(system.instance_types),
+            ami_type="AL2023_x86_64_STANDARD", subnet_ids=private_subnets,
+            scaling_config={"min_size": system.scaling.min, "desired_size": system.scaling.desired,
+                            "max_size": system.scaling.max},
+            labels=dict([nodes.SYSTEM_NODE_LABEL]), disk_size=system.disk_size, opts=child)
+
+        self.gpu_node_groups: list[pulumi.Resource] = []
+        for group in stack.config.node_groups:
+            group_name = f"{name}-{group.name}"
+            template = _launch_template(group_name, group, child)
+            self.gpu_node_groups.append(eks.ManagedNodeGroup(
+                group_name, cluster=self.cluster, node_role=self.node_role, node_group_name=group_name,
+                instance_types=list(group.instance_types), ami_type=group.ami_type.value,
+                capacity_type=group.capacity_type.value, subnet_ids=private_subnets,
+                scaling_config={"min_size": group.scaling.min, "desired_size": group.scaling.desired,
+                                "max_size": group.scaling.max},
+                labels=nodes.node_labels(group),
+                taints=[{"key": t.key, "value": t.value, "effect": nodes.EKS_TAINT_EFFECTS[t.effect.value]}
+                        for t in nodes.node_taints(group)],
+                launch_template={"id": template.id, "version": template.latest_version.apply(str)},
+                opts=protected))
+
+        self.kubeconfig = self.cluster.kubeconfig_json
+        self.register_outputs({"kubeconfig": self.kubeconfig})
+
+
+def cluster_access(stack: Stack) -> tuple[ClusterAccess, dict[str, pulumi.Input]]:
+    """The Kubernetes provider of the stack's cluster, and the stack outputs describing it."""
+    config = stack.config.cluster
+    if config.platform is Platform.existing:
+        kubeconfig: pulumi.Input[str] | None = None
+        if stack.config.kubeconfig:
+            kubeconfig = pulumi.Output.secret(stack.config.kubeconfig)
+        elif config.kubeconfig and config.kubeconfig.path:
+            kubeconfig = config.kubeconfig.path
+        provider = k8s.Provider("cluster", kubeconfig=kubeconfig,
+                                context=config.kubeconfig.context if config.kubeconfig else None)
+        return ClusterAccess(provider, []), {"clusterName": config.name}
+    cluster = EksCluster(stack)
+    provider = k8s.Provider("cluster", kubeconfig=cluster.kubeconfig,
+                            opts=pulumi.ResourceOptions(parent=cluster))
+    outputs: dict[str, pulumi.Input] = {
+        "clusterName": config.name,
+        "endpoint": cluster.cluster.core.apply(lambda core: core.endpoint),
+        "kubeconfig": pulumi.Output.secret(cluster.kubeconfig),
+        "gpuNodeGroups": nodes.gpu_summary(stack.config),
+    }
+    return ClusterAccess(provider, cluster.gpu_node_groups), outputs

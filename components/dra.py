@@ -1,0 +1,49 @@
+"""DRA objects as typed Kubernetes resources: platform DeviceClasses and, per team, namespace, quota, templates.
+
+Thin by design: the core builds every object as a dict; this module only hands them to typed resource classes.
+Resource names derive from the class, team and template names, so adding or reordering entries replaces nothing else.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from gpu_dra.core import manifests
+from gpu_dra.core.config import Stack, Team
+
+
+def _spec_and_meta(obj: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in obj.items() if key in ("metadata", "spec")}
+
+
+class DeviceClasses(pulumi.ComponentResource):
+    """The platform's DeviceClasses, legacy mappings (extendedResourceName) included."""
+
+    def __init__(self, stack: Stack, opts: pulumi.ResourceOptions):
+        super().__init__("gpu-dra:dra:DeviceClasses", "platform", None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        for obj in manifests.stack_device_classes(stack):
+            k8s.resource.v1.DeviceClass(f"deviceclass-{obj['metadata']['name']}", **_spec_and_meta(obj), opts=child)
+        self.register_outputs({})
+
+
+class TeamResources(pulumi.ComponentResource):
+    """One team's namespace, ResourceQuota and ResourceClaimTemplates, from the team's own file."""
+
+    def __init__(self, team: Team, opts: pulumi.ResourceOptions):
+        super().__init__("gpu-dra:dra:Team", team.name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        namespace = k8s.core.v1.Namespace(f"{team.name}-namespace", **_spec_and_meta(manifests.namespace(team)),
+                                          opts=child)
+        in_namespace = pulumi.ResourceOptions(parent=self, depends_on=[namespace])
+        quota = manifests.resource_quota(team)
+        if quota is not None:
+            k8s.core.v1.ResourceQuota(f"{team.name}-quota", **_spec_and_meta(quota), opts=in_namespace)
+        for template in team.claim_templates:
+            obj = manifests.claim_template(team, template)
+            k8s.resource.v1.ResourceClaimTemplate(f"{team.name}-{template.name}", **_spec_and_meta(obj),
+                                                  opts=in_namespace)
+        self.register_outputs({"namespace": team.namespace_name})

@@ -1,0 +1,209 @@
+"""`gpu-dra`: one verb per user task. Exit codes: 0 ok, 1 findings or internal error, 2 bad input."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import traceback
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from gpu_dra import __version__
+from gpu_dra.core.loader import available_stacks, load_stack, stack_values
+from gpu_dra.core.problems import ConfigError
+
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+
+
+class UsageError(Exception):
+    """Bad arguments or environment: printed as one line, exit 2."""
+
+
+def find_project_root(start: Path) -> Path:
+    for directory in (start, *start.parents):
+        project = directory / "Pulumi.yaml"
+        if project.exists() and (yaml.safe_load(project.read_text()) or {}).get("name") == "gpu-dra":
+            return directory
+    raise UsageError(f"no gpu-dra project (Pulumi.yaml with name: gpu-dra) at or above {start}; "
+                     "run inside the project or pass --project-dir")
+
+
+def _root(args: argparse.Namespace) -> Path:
+    return find_project_root(Path(args.project_dir).resolve() if args.project_dir else Path.cwd())
+
+
+def _check_stack_name(root: Path, stack: str) -> None:
+    if stack not in available_stacks(root):
+        raise UsageError(f"no stack {stack!r}; stacks in {root / 'stacks'}: {', '.join(available_stacks(root))}")
+
+
+def _run(root: Path, stack: str) -> Any:
+    """Validate the stack (exit 2 on mistakes, before anything runs), then run the program under mocks."""
+    _check_stack_name(root, stack)
+    load_stack(root, stack)
+    from gpu_dra.cli.offline import run_program  # imports Pulumi: only for the verbs that run the program
+
+    values, _ = stack_values(root, stack)
+    return run_program(root, stack, values)
+
+
+# --------------------------------------------------------------------------------------------- manifests
+
+
+def _integral(value: Any) -> Any:
+    """The engine sends every number as a float; manifests are written with the integers users wrote."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {k: _integral(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_integral(v) for v in value]
+    return value
+
+
+def kubernetes_objects(run: Any) -> list[dict[str, Any]]:
+    objects = []
+    for resource in run.resources:
+        if resource.type.startswith("kubernetes:") and resource.custom and "kind" in resource.inputs:
+            objects.append(_integral(resource.inputs))
+    return objects
+
+
+def write_manifests(objects: list[dict[str, Any]], out: Path) -> list[Path]:
+    """One YAML file per object under `out/<namespace or _cluster>/`, replacing what a previous run wrote."""
+    if out.exists():
+        for old in sorted(out.rglob("*.yaml"), reverse=True):
+            old.unlink()
+    written = []
+    for obj in objects:
+        meta = obj.get("metadata", {})
+        folder = out / (meta.get("namespace") or "_cluster")
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"{obj['kind'].lower()}-{meta['name']}.yaml"
+        ordered = {k: obj[k] for k in ("apiVersion", "kind", "metadata", "spec") if k in obj}
+        path.write_text(yaml.safe_dump(ordered, sort_keys=False), encoding="utf-8")
+        written.append(path)
+    return written
+
+
+# --------------------------------------------------------------------------------------------- verbs
+
+
+def _tree_lines(run: Any) -> list[str]:
+    children: dict[str, list[Any]] = {}
+    urns = {r.urn for r in run.resources}
+    for resource in run.resources:
+        parent = resource.parent if resource.parent in urns else ""
+        children.setdefault(parent, []).append(resource)
+    lines: list[str] = []
+
+    def walk(parent: str, prefix: str) -> None:
+        items = sorted(children.get(parent, []), key=lambda r: (r.type, r.name))
+        for index, resource in enumerate(items):
+            last = index == len(items) - 1
+            branch = "└─ " if last else "├─ "
+            lock = " [protected]" if resource.protect else ""
+            lines.append(f"{prefix}{branch}{resource.type}  {resource.name}{lock}")
+            walk(resource.urn, prefix + ("   " if last else "│  "))
+
+    walk("", "")
+    return lines
+
+
+def cmd_preview(args: argparse.Namespace) -> int:
+    root = _root(args)
+    run = _run(root, args.stack)
+    out = Path(args.out).resolve() if args.out else root / "build" / args.stack
+    written = write_manifests(kubernetes_objects(run), out)
+    if args.format == "json":
+        print(json.dumps({"stack": args.stack, "resources": [
+            {"type": r.type, "name": r.name, "urn": r.urn, "parent": r.parent or None, "protect": r.protect,
+             "inputs": r.inputs} for r in run.resources]}, indent=2, sort_keys=True))
+        return EXIT_OK
+    print(f"Stack {args.stack} (project gpu-dra), offline preview under Pulumi mocks: nothing was deployed.")
+    print()
+    print("\n".join(_tree_lines(run)))
+    print()
+    print("Resources by type:")
+    for type_, count in sorted(Counter(r.type for r in run.resources).items()):
+        print(f"  {count:4d}  {type_}")
+    print(f"  {len(run.resources):4d}  total")
+    print()
+    print(f"{len(written)} Kubernetes objects written to {_shown(out, root)}/")
+    return EXIT_OK
+
+
+def _shown(path: Path, root: Path) -> str:
+    try:
+        return str(path.relative_to(root))
+    except ValueError:
+        return str(path)
+
+
+def cmd_render(args: argparse.Namespace) -> int:
+    root = _root(args)
+    run = _run(root, args.stack)
+    out = Path(args.out).resolve()
+    for path in write_manifests(kubernetes_objects(run), out):
+        print(_shown(path, Path.cwd()))
+    return EXIT_OK
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    from gpu_dra.core.schema import stack_schema, team_schema
+
+    schemas = {"stack": stack_schema, "team": team_schema}
+    print(json.dumps(schemas[args.file](), indent=2))
+    return EXIT_OK
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="gpu-dra", description="GPU scheduling on EKS with Kubernetes DRA.")
+    parser.add_argument("--version", action="version", version=f"gpu-dra {__version__}")
+    parser.add_argument("--project-dir", help="the gpu-dra project (default: found from the current directory)")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
+    verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
+
+    preview = verbs.add_parser("preview", help="run the program offline under Pulumi mocks; print the resources")
+    preview.add_argument("--stack", default="dev", help="stack name (stacks/Pulumi.<stack>.yaml; default dev)")
+    preview.add_argument("--format", choices=["text", "json"], default="text")
+    preview.add_argument("--out", help="where to write the Kubernetes manifests (default build/<stack>)")
+    preview.set_defaults(func=cmd_preview)
+
+    render = verbs.add_parser("render", help="write the stack's Kubernetes objects as YAML, nothing else")
+    render.add_argument("--stack", required=True)
+    render.add_argument("--out", required=True, help="output directory")
+    render.set_defaults(func=cmd_render)
+
+    schema = verbs.add_parser("schema", help="print the JSON Schema of stack or team files, for editors")
+    schema.add_argument("file", choices=["stack", "team"], nargs="?", default="stack")
+    schema.set_defaults(func=cmd_schema)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except ConfigError as error:
+        print(error, file=sys.stderr)
+        return EXIT_USAGE
+    except UsageError as error:
+        print(f"gpu-dra: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return 130
+    except Exception as error:  # a bug in gpu-dra, not a user mistake
+        if args.debug:
+            traceback.print_exc()
+        print(f"gpu-dra: internal error: {type(error).__name__}: {error} (rerun with --debug for the traceback; "
+              "please report it)", file=sys.stderr)
+        return EXIT_FINDINGS
+
+
+if __name__ == "__main__":
+    sys.exit(main())

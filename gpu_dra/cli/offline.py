@@ -1,0 +1,134 @@
+"""Run the real `__main__.py` under Pulumi's mock runtime: no Pulumi CLI, no AWS, no cluster.
+
+Records every resource registration (type, name, parent, inputs as the engine would see them). Resource references
+are not advertised by the monitor, so inputs carry URN strings and the registration never touches a second event
+loop (the cross-loop flake of ../shared/docs/pulumi-notes.md section 4.4).
+"""
+
+from __future__ import annotations
+
+import json
+import runpy
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pulumi
+from pulumi.runtime import mocks as pulumi_mocks
+from pulumi.runtime import rpc
+from pulumi.runtime.proto import resource_pb2
+from pulumi.runtime.settings import get_root_resource, set_root_resource
+from pulumi.runtime.stack import run_pulumi_func
+from pulumi.runtime.sync_await import _sync_await
+
+PROJECT = "gpu-dra"
+MOCK_ACCOUNT = "123456789012"
+MOCK_KUBECONFIG = {"apiVersion": "v1", "kind": "Config", "clusters": [], "contexts": [], "users": []}
+
+
+@dataclass(frozen=True)
+class Registration:
+    type: str
+    name: str
+    urn: str
+    parent: str
+    custom: bool
+    protect: bool
+    inputs: dict[str, Any]
+
+
+@dataclass
+class ProgramRun:
+    stack: str
+    resources: list[Registration] = field(default_factory=list)
+    outputs: dict[str, Any] = field(default_factory=dict)
+
+    def by_type(self, type_: str) -> list[Registration]:
+        return [r for r in self.resources if r.type == type_]
+
+
+def _mock_outputs(type_: str, name: str, inputs: dict[str, Any]) -> dict[str, Any]:
+    """Outputs a real deployment would add and the program reads (remote components have no children here)."""
+    out = dict(inputs)
+    if type_ == "eks:index:Cluster":
+        out.update(kubeconfigJson=json.dumps(MOCK_KUBECONFIG), kubeconfig=MOCK_KUBECONFIG,
+                   core={"endpoint": f"https://{name}.mock.eks.amazonaws.com"})
+    elif type_.startswith("aws:"):
+        service = type_.split(":")[1].split("/")[0]
+        out.setdefault("arn", f"arn:aws:{service}:mock:{MOCK_ACCOUNT}:{name}")
+        out.setdefault("name", name)
+        if type_ == "aws:ec2/launchTemplate:LaunchTemplate":
+            out["latestVersion"] = 1
+    return out
+
+
+class _Mocks(pulumi.runtime.Mocks):
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
+        return f"{args.name}-id", _mock_outputs(args.typ, args.name, args.inputs)
+
+    def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], None]:
+        return {}, None
+
+
+class RecordingMonitor(pulumi_mocks.MockMonitor):
+    """A mock monitor that records parents and protection, and sends resource references as plain URNs."""
+
+    def __init__(self, mocks: pulumi.runtime.Mocks):
+        super().__init__(mocks)
+        self.registrations: list[Registration] = []
+        self._lock = threading.Lock()
+
+    def GetDeploymentInfo(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
+        info = super().GetDeploymentInfo(request)
+        return resource_pb2.DeploymentInfo(supportedFeatures=[
+            f for f in info.supportedFeatures if f != resource_pb2.RESOURCE_MONITOR_FEATURE_RESOURCE_REFERENCES])
+
+    def SupportsFeature(self, request: Any) -> Any:  # noqa: N802
+        if request.id == "resourceReferences":
+            return type("SupportsFeatureResponse", (), {"hasSupport": False})
+        return super().SupportsFeature(request)
+
+    def RegisterResource(self, request: Any) -> Any:  # noqa: N802
+        response = super().RegisterResource(request)
+        if request.type != "pulumi:pulumi:Stack":
+            inputs = rpc.deserialize_properties(request.object)
+            with self._lock:
+                self.registrations.append(Registration(
+                    type=request.type, name=request.name, urn=response.urn, parent=request.parent,
+                    custom=bool(request.custom), protect=bool(request.protect), inputs=_plain(inputs)))
+        return response
+
+
+def _plain(value: Any) -> Any:
+    """Inputs as JSON-able data: secrets are already unwrapped by deserialization; tuples become lists."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def engine_config(values: dict[str, Any]) -> dict[str, str]:
+    """Config as the Pulumi CLI hands it to a program: scalars as text, objects and lists JSON-encoded."""
+    return {key: value if isinstance(value, str) else json.dumps(value) for key, value in values.items()}
+
+
+def run_program(root: Path, stack: str, config: dict[str, Any]) -> ProgramRun:
+    """Run `<root>/__main__.py` for `stack` with `config` (`gpu-dra:key` -> value) under mocks."""
+    pulumi.runtime.set_all_config(engine_config(config))
+    mocks = _Mocks()
+    monitor = RecordingMonitor(mocks)
+    set_root_resource(None)  # type: ignore[arg-type]  # a fresh root stack per run, so runs never share outputs
+    pulumi.runtime.set_mocks(mocks, project=PROJECT, stack=stack, preview=False, monitor=monitor)
+    program = str(root / "__main__.py")
+
+    def program_main() -> None:
+        runpy.run_path(program, run_name="__main__")
+
+    _sync_await(run_pulumi_func(program_main))
+    root_stack = get_root_resource()
+    exported = getattr(root_stack, "outputs", {})
+    outputs = _sync_await(pulumi.Output.from_input(exported).future()) if exported else {}
+    resources = sorted(monitor.registrations, key=lambda r: r.urn)
+    return ProgramRun(stack=stack, resources=resources, outputs=_plain(outputs or {}))

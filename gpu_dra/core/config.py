@@ -1,0 +1,678 @@
+"""Typed configuration: every `gpu-dra:*` stack key and the teams' own files, as pydantic v2 models.
+
+Shape, types and single-object rules live here; rules that need the whole stack (a team's namespace clashing with
+another's, a mapping naming an undeclared class) live in `gpu_dra.core.loader`. Unknown keys are always errors.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from enum import StrEnum
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic.alias_generators import to_camel
+from pydantic_core import PydanticCustomError
+
+from gpu_dra.core.hardware import INSTANCE_TYPES
+from gpu_dra.core.quantity import QuantityError, parse_quantity
+
+SUPPORTED_KUBERNETES_VERSIONS = ("1.34", "1.35", "1.36")
+DEFAULT_KUBERNETES_VERSION = "1.34"
+
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+_DNS_SUBDOMAIN = re.compile(r"^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_QUALIFIED_NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
+
+
+def field_error(field: str, message: str) -> PydanticCustomError:
+    """An error on one field of a model, raised from a model validator; the loader appends `field` to the path."""
+    return PydanticCustomError("gpu_dra_field", "{message}", {"field": field, "message": message})
+
+
+def _dns_label(value: str) -> str:
+    if not _DNS_LABEL.match(value):
+        raise ValueError(f"{value!r} must be a DNS label: lowercase letters, digits and '-', at most 63 characters")
+    return value
+
+
+def _dns_subdomain(value: str) -> str:
+    if not _DNS_SUBDOMAIN.match(value):
+        raise ValueError(f"{value!r} must be a DNS subdomain: lowercase letters, digits, '-' and '.'")
+    return value
+
+
+def _quantity(value: str) -> str:
+    try:
+        parse_quantity(value)
+    except QuantityError as exc:
+        raise ValueError(str(exc)) from None
+    return str(value)
+
+
+def _qualified_name(value: str) -> str:
+    if not _QUALIFIED_NAME.match(value):
+        raise ValueError(f"{value!r} must be a domain and a name separated by a slash, "
+                         "e.g. resource.kubernetes.io/pcieRoot or gpu.nvidia.com/productName")
+    return value
+
+
+def _gpu_instance_type(value: str) -> str:
+    if value not in INSTANCE_TYPES:
+        families: dict[str, list[str]] = {}
+        for name in INSTANCE_TYPES:
+            family, size = name.split(".", 1)
+            families.setdefault(family, []).append(size)
+        known = "; ".join(f"{family}.{{{','.join(sizes)}}}" for family, sizes in sorted(families.items()))
+        raise ValueError(f"unknown GPU instance type {value!r}; known: {known}")
+    return value
+
+
+GpuInstanceType = Annotated[str, AfterValidator(_gpu_instance_type)]
+DnsLabel = Annotated[str, AfterValidator(_dns_label)]
+DnsSubdomain = Annotated[str, AfterValidator(_dns_subdomain)]
+Quantity = Annotated[str, AfterValidator(_quantity)]
+QualifiedName = Annotated[str, AfterValidator(_qualified_name)]
+
+
+class Model(BaseModel):
+    """Base of every config model: camelCase keys as written in YAML, unknown keys rejected, immutable."""
+
+    model_config = ConfigDict(extra="forbid", alias_generator=to_camel, validate_by_alias=True,
+                              validate_by_name=False, serialize_by_alias=True, frozen=True)
+
+
+class Environment(StrEnum):
+    dev = "dev"
+    staging = "staging"
+    prod = "prod"
+
+
+# --------------------------------------------------------------------------------------------- cluster
+
+
+class NewVpc(Model):
+    """A VPC created for the cluster, with private subnets for nodes in each listed zone."""
+
+    cidr: str = "10.0.0.0/16"
+    availability_zones: list[str] = Field(min_length=2, description="At least two AZs, e.g. [us-west-2a, us-west-2b]")
+
+    @field_validator("cidr")
+    @classmethod
+    def _cidr(cls, value: str) -> str:
+        try:
+            network = ipaddress.IPv4Network(value)
+        except ValueError:
+            raise ValueError(f"{value!r} is not an IPv4 CIDR block such as 10.0.0.0/16") from None
+        if not 16 <= network.prefixlen <= 20:
+            raise ValueError(f"{value} must be a /16 to /20 so each AZ gets room for GPU nodes' pods")
+        return value
+
+
+class Networking(Model):
+    """Either `newVpc`, or the subnets of an existing VPC (`vpcId` and `privateSubnetIds`)."""
+
+    new_vpc: NewVpc | None = None
+    vpc_id: str | None = None
+    private_subnet_ids: list[str] = Field(default_factory=list)
+    public_subnet_ids: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _one_source(self) -> Networking:
+        if self.new_vpc and self.vpc_id:
+            raise field_error("vpcId", "set either newVpc or vpcId with its subnets, not both")
+        if not self.new_vpc and not self.vpc_id:
+            raise field_error("newVpc", "required: set newVpc (a VPC is created) or vpcId and privateSubnetIds")
+        if self.vpc_id and len(self.private_subnet_ids) < 2:
+            raise field_error("privateSubnetIds", "list at least two private subnets (in two AZs) for the nodes")
+        if self.new_vpc and (self.private_subnet_ids or self.public_subnet_ids):
+            raise field_error("privateSubnetIds", "subnet ids belong to an existing VPC (vpcId), not to newVpc")
+        return self
+
+
+class Endpoint(Model):
+    """Who reaches the Kubernetes API: always privately; publicly only from the listed CIDRs."""
+
+    private_access: bool = True
+    public_access: bool = False
+    public_access_cidrs: list[str] = Field(default_factory=list)
+
+    @field_validator("public_access_cidrs")
+    @classmethod
+    def _cidrs(cls, values: list[str]) -> list[str]:
+        for value in values:
+            try:
+                ipaddress.ip_network(value)
+            except ValueError:
+                raise ValueError(f"{value!r} is not a CIDR block such as 203.0.113.0/24") from None
+        return values
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Endpoint:
+        if not self.private_access and not self.public_access:
+            raise field_error("privateAccess", "the API endpoint must be reachable: enable privateAccess")
+        if self.public_access and not self.public_access_cidrs:
+            raise field_error("publicAccessCidrs",
+                              "publicAccess needs the CIDRs allowed to reach it (EKS would open it to 0.0.0.0/0)")
+        if self.public_access_cidrs and not self.public_access:
+            raise field_error("publicAccessCidrs", "only meaningful with publicAccess: true")
+        return self
+
+
+class AccessPolicy(StrEnum):
+    cluster_admin = "cluster-admin"
+    admin = "admin"
+    edit = "edit"
+    view = "view"
+
+
+class AccessEntry(Model):
+    """An IAM principal given access through an EKS access entry (API authentication mode)."""
+
+    name: DnsLabel
+    principal_arn: str = Field(pattern=r"^arn:aws[a-z-]*:iam::\d{12}:(role|user)/.+$",
+                               description="IAM role or user ARN")
+    policy: AccessPolicy = AccessPolicy.view
+    namespaces: list[DnsLabel] = Field(default_factory=list,
+                                       description="Limit the policy to these namespaces; empty = cluster-wide")
+
+    @model_validator(mode="after")
+    def _scope(self) -> AccessEntry:
+        if self.policy is AccessPolicy.cluster_admin and self.namespaces:
+            raise field_error("namespaces", "cluster-admin is cluster-wide; use admin or edit for namespaces")
+        return self
+
+
+class Scaling(Model):
+    min: int = Field(ge=0)
+    desired: int = Field(ge=0)
+    max: int = Field(ge=1)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Scaling:
+        if self.max < self.min:
+            raise field_error("max", f"must be >= scaling.min ({self.min})")
+        if not self.min <= self.desired <= self.max:
+            raise field_error("desired", f"must be between scaling.min ({self.min}) and scaling.max ({self.max})")
+        return self
+
+
+class SystemNodeGroup(Model):
+    """The small CPU node group that runs controllers (coredns, the DRA driver's controller)."""
+
+    instance_types: list[str] = Field(default_factory=lambda: ["m7i.large"], min_length=1)
+    scaling: Scaling = Scaling.model_validate({"min": 2, "desired": 2, "max": 3})
+    disk_size: int = Field(default=50, ge=20, le=16384)
+
+
+class KubeconfigSource(Model):
+    """Where an existing cluster's kubeconfig comes from: a file, or the secret `gpu-dra:kubeconfig`."""
+
+    path: str | None = None
+    context: str | None = None
+
+
+class Platform(StrEnum):
+    eks = "eks"
+    existing = "existing"
+
+
+def _kubernetes_version(value: Any) -> str:
+    text = str(value)
+    match = re.match(r"^1\.(\d+)$", text)
+    if not match:
+        raise ValueError(f"{text!r} is not a Kubernetes minor version such as \"1.34\" (quote it in YAML)")
+    if int(match.group(1)) < 34:
+        raise ValueError(f"{text} is too old: DRA's resource.k8s.io/v1 API is GA from 1.34; "
+                         f"use one of {', '.join(SUPPORTED_KUBERNETES_VERSIONS)}")
+    if text not in SUPPORTED_KUBERNETES_VERSIONS:
+        raise ValueError(f"{text} is not supported yet; use one of {', '.join(SUPPORTED_KUBERNETES_VERSIONS)}")
+    return text
+
+
+class Cluster(Model):
+    """The cluster: created on EKS, or an existing one reached through a kubeconfig."""
+
+    name: DnsLabel
+    platform: Platform = Platform.eks
+    kubernetes_version: Annotated[str, AfterValidator(_kubernetes_version)] = DEFAULT_KUBERNETES_VERSION
+    region: str | None = Field(default=None, pattern=r"^[a-z]{2}(-gov)?-[a-z]+-\d$")
+    networking: Networking | None = None
+    endpoint: Endpoint = Endpoint()
+    access_entries: list[AccessEntry] = Field(default_factory=list)
+    system_node_group: SystemNodeGroup = SystemNodeGroup()
+    kubeconfig: KubeconfigSource | None = None
+    feature_gates: dict[str, bool] = Field(default_factory=dict,
+                                           description="Existing clusters only: the gates the cluster runs with")
+    protect: bool | None = Field(default=None, description="Protect cluster, key and GPU node groups; default: prod")
+
+    @field_validator("kubernetes_version", mode="before")
+    @classmethod
+    def _version_as_text(cls, value: Any) -> Any:
+        if isinstance(value, float):  # `kubernetesVersion: 1.34` unquoted in YAML reads as a number
+            text = repr(value)
+            if len(text.split(".")[1]) < 2:
+                raise ValueError(f"{value} is ambiguous as a number (1.40 reads as 1.4); quote it: \"1.NN\"")
+            return text
+        return value
+
+    @model_validator(mode="after")
+    def _platform_fields(self) -> Cluster:
+        if self.platform is Platform.eks:
+            if not self.region:
+                raise field_error("region", "required for platform eks, e.g. us-west-2")
+            if self.networking is None:
+                raise field_error("networking", "required for platform eks: newVpc, or vpcId and privateSubnetIds")
+            if self.kubeconfig is not None:
+                raise field_error("kubeconfig", "only for platform existing; an EKS cluster's kubeconfig is derived")
+            if self.feature_gates:
+                raise field_error("featureGates", "EKS runs no alpha feature gates and lets no one set them; "
+                                                  "gates are the upstream defaults of kubernetesVersion")
+        else:
+            for key, value in (("networking", self.networking), ("region", self.region)):
+                if value is not None:
+                    raise field_error(key, "only for platform eks; an existing cluster's network is its own")
+            if self.access_entries:
+                raise field_error("accessEntries", "only for platform eks")
+        return self
+
+
+# --------------------------------------------------------------------------------------------- node groups
+
+
+class AmiType(StrEnum):
+    AL2023_x86_64_NVIDIA = "AL2023_x86_64_NVIDIA"
+    AL2023_ARM_64_NVIDIA = "AL2023_ARM_64_NVIDIA"
+    BOTTLEROCKET_x86_64_NVIDIA = "BOTTLEROCKET_x86_64_NVIDIA"
+    BOTTLEROCKET_ARM_64_NVIDIA = "BOTTLEROCKET_ARM_64_NVIDIA"
+
+    @property
+    def cpu_arch(self) -> str:
+        return "arm64" if "ARM_64" in self.value else "x86_64"
+
+
+class AllocationMode(StrEnum):
+    dra = "dra"
+    device_plugin = "device-plugin"
+
+
+class CapacityType(StrEnum):
+    ON_DEMAND = "ON_DEMAND"
+    SPOT = "SPOT"
+    CAPACITY_BLOCK = "CAPACITY_BLOCK"
+
+
+class DriverSource(StrEnum):
+    """Where the NVIDIA kernel driver lives: on the host (EKS NVIDIA AMIs) or in the GPU Operator's container."""
+
+    host = "host"
+    gpu_operator = "gpu-operator"
+
+
+class TaintEffect(StrEnum):
+    NoSchedule = "NoSchedule"
+    NoExecute = "NoExecute"
+    PreferNoSchedule = "PreferNoSchedule"
+
+
+class Taint(Model):
+    key: str = Field(min_length=1)
+    value: str | None = None
+    effect: TaintEffect = TaintEffect.NoSchedule
+
+
+# The label and taint the DRA chart's kubelet plugin is scheduled by and tolerates (eks-notes.md).
+DRA_NODE_LABEL = ("nvidia.com/gpu.present", "true")
+GPU_TAINT_KEY = "nvidia.com/gpu"
+DEVICE_PLUGIN_NODE_LABEL = ("gpu-dra.io/allocation", "device-plugin")
+
+
+class NodeGroup(Model):
+    """A GPU managed node group."""
+
+    name: DnsLabel
+    instance_types: list[GpuInstanceType] = Field(min_length=1)
+    ami_type: AmiType = AmiType.AL2023_x86_64_NVIDIA
+    allocation_mode: AllocationMode = AllocationMode.dra
+    scaling: Scaling
+    capacity_type: CapacityType = CapacityType.ON_DEMAND
+    capacity_reservation_id: str | None = Field(default=None, pattern=r"^cr-[0-9a-f]+$")
+    disk_size: int = Field(default=200, ge=100, le=16384,
+                           description="Root volume (gp3) in GiB; GPU images need at least 100")
+    driver: DriverSource = DriverSource.host
+    multi_node_nvlink: bool = Field(default=False, description="Nodes join NVLink domains (ComputeDomains)")
+    labels: dict[str, str] = Field(default_factory=dict)
+    taints: list[Taint] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> NodeGroup:
+        types = [INSTANCE_TYPES[t] for t in self.instance_types]
+        models = sorted({t.gpu.key for t in types})
+        if len(models) > 1:
+            raise field_error("instanceTypes", f"mixes GPU models {', '.join(models)}; claims select by model, "
+                                               "so use one node group per model")
+        for itype in types:
+            if itype.cpu_arch != self.ami_type.cpu_arch:
+                raise field_error("amiType", f"{self.ami_type.value} is for {self.ami_type.cpu_arch} but "
+                                             f"{itype.name} is {itype.cpu_arch}")
+        if (self.capacity_type is CapacityType.CAPACITY_BLOCK) != (self.capacity_reservation_id is not None):
+            raise field_error("capacityReservationId",
+                              "required with capacityType CAPACITY_BLOCK, and only then")
+        if self.allocation_mode is AllocationMode.device_plugin:
+            if self.labels.get(DRA_NODE_LABEL[0]) is not None:
+                raise field_error("labels", f"{DRA_NODE_LABEL[0]} schedules the DRA kubelet plugin; a device-plugin "
+                                            "group must not carry it (both would advertise every GPU)")
+            if self.multi_node_nvlink:
+                raise field_error("multiNodeNvlink", "ComputeDomains need the DRA driver; use allocationMode dra")
+        for key in self.labels:
+            if key == DEVICE_PLUGIN_NODE_LABEL[0]:
+                raise field_error("labels", f"{key} is set by gpu-dra from allocationMode")
+        return self
+
+
+# --------------------------------------------------------------------------------------------- DRA driver
+
+
+class ChartName(StrEnum):
+    dra_driver_nvidia_gpu = "dra-driver-nvidia-gpu"
+    nvidia_dra_driver_gpu = "nvidia-dra-driver-gpu"
+
+
+class DraDriver(Model):
+    """NVIDIA's DRA driver chart; the version is always pinned."""
+
+    chart: ChartName = ChartName.dra_driver_nvidia_gpu
+    version: str = Field(default="0.4.1", pattern=r"^v?\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$",
+                         description="An exact chart version, never a range")
+    repository: str | None = Field(default=None, pattern=r"^(oci|https)://",
+                                   description="Default: the chart's official registry")
+    namespace: DnsLabel = "nvidia-dra-driver"
+    log_verbosity: int = Field(default=4, ge=0, le=7)
+    feature_gates: dict[str, bool] = Field(default_factory=dict)
+
+    @field_validator("namespace")
+    @classmethod
+    def _not_default(cls, value: str) -> str:
+        if value == "default":
+            raise ValueError("the chart refuses the default namespace; use a dedicated one such as nvidia-dra-driver")
+        return value
+
+
+# --------------------------------------------------------------------------------------------- selectors
+
+
+class DeviceType(StrEnum):
+    gpu = "gpu"
+    mig = "mig"
+
+
+class Match(Model):
+    """Selector shorthand, compiled to CEL: say what you need without knowing how the driver publishes it."""
+
+    products: list[str] | None = Field(default=None, min_length=1,
+                                       description="Substrings of productName, e.g. [A100, H100]")
+    min_memory: Quantity | None = Field(default=None, description="At least this much GPU memory, e.g. 20Gi")
+    architectures: list[str] | None = Field(default=None, min_length=1, description="e.g. [Hopper, Ampere]")
+    min_compute_capability: str | None = Field(default=None, pattern=r"^\d+\.\d+(\.\d+)?$")
+    min_driver_version: str | None = Field(default=None, pattern=r"^\d+(\.\d+){0,2}$")
+    device_type: DeviceType | None = Field(default=None, description="gpu (a full GPU) or mig (a MIG slice)")
+    mig_profiles: list[str] | None = Field(default=None, min_length=1, description="e.g. [1g.10gb]")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Match:
+        if self.mig_profiles and self.device_type is DeviceType.gpu:
+            raise field_error("migProfiles", "MIG profiles select MIG devices; drop deviceType: gpu")
+        if not self.model_dump(exclude_none=True):
+            raise field_error("products", "an empty match selects everything; name at least one condition")
+        return self
+
+
+class OpaqueConfig(Model):
+    driver: DnsSubdomain = "gpu.nvidia.com"
+    parameters: dict[str, Any]
+
+
+class DeviceClassConfig(Model):
+    """A platform DeviceClass."""
+
+    name: DnsSubdomain
+    description: str | None = None
+    match: Match | None = None
+    selectors: list[str] = Field(default_factory=list, max_length=32, description="Raw CEL expressions")
+    config: list[OpaqueConfig] = Field(default_factory=list, max_length=32)
+
+    @model_validator(mode="after")
+    def _selects(self) -> DeviceClassConfig:
+        if self.match is None and not self.selectors:
+            raise field_error("match", "a class needs match or selectors, else it selects every device of every driver")
+        return self
+
+
+class LegacyMapping(Model):
+    """Serve unchanged `nvidia.com/...: N` pod requests from a DeviceClass (DeviceClass.spec.extendedResourceName)."""
+
+    extended_resource_name: str = Field(pattern=r"^[a-z0-9.-]+/[A-Za-z0-9._-]+$",
+                                        description="e.g. nvidia.com/gpu or nvidia.com/mig-1g.10gb")
+    device_class: DnsSubdomain
+
+
+# --------------------------------------------------------------------------------------------- teams
+
+
+class AllocationCount(StrEnum):
+    ExactCount = "ExactCount"
+    All = "All"
+
+
+class Toleration(Model):
+    key: str | None = None
+    operator: Literal["Exists", "Equal"] = "Equal"
+    value: str | None = None
+    effect: Literal["NoSchedule", "NoExecute"] | None = None
+
+
+class DeviceChoice(Model):
+    """What one request (or one alternative of firstAvailable) asks for."""
+
+    device_class: DnsSubdomain
+    match: Match | None = None
+    selectors: list[str] = Field(default_factory=list, max_length=32)
+    allocation_mode: AllocationCount = AllocationCount.ExactCount
+    count: int | None = Field(default=None, ge=1)
+    tolerations: list[Toleration] = Field(default_factory=list, max_length=16)
+    capacity: dict[str, Quantity] = Field(default_factory=dict,
+                                          description="Consumable capacity requests, e.g. {memory: 10Gi} (1.36+)")
+
+    @model_validator(mode="after")
+    def _count(self) -> DeviceChoice:
+        if self.allocation_mode is AllocationCount.All and self.count is not None:
+            raise field_error("count", "must not be set when allocationMode is All")
+        return self
+
+
+class Alternative(DeviceChoice):
+    name: DnsLabel
+
+
+class Request(DeviceChoice):
+    """A request: one device choice (`deviceClass`, ...) or ordered alternatives (`firstAvailable`)."""
+
+    name: DnsLabel
+    device_class: DnsSubdomain | None = None  # type: ignore[assignment]
+    first_available: list[Alternative] | None = Field(default=None, min_length=1, max_length=8)
+    admin_access: bool = False
+
+    @model_validator(mode="after")
+    def _one_form(self) -> Request:
+        if (self.device_class is None) == (self.first_available is None):
+            raise field_error("deviceClass", "set exactly one of deviceClass (one kind of device) or "
+                                             "firstAvailable (ordered alternatives)")
+        if self.first_available is not None:
+            extra = [k for k in ("match", "selectors", "count", "tolerations", "capacity")
+                     if k in self.model_fields_set]
+            if extra:
+                raise field_error(to_camel(extra[0]), "belongs inside each firstAvailable alternative")
+            names = [a.name for a in self.first_available]
+            if len(names) != len(set(names)):
+                raise field_error("firstAvailable", "alternative names must be unique")
+            if self.admin_access:
+                raise field_error("adminAccess", "not allowed with firstAvailable (Kubernetes has no such field)")
+        return self
+
+
+class Constraint(Model):
+    requests: list[str] = Field(default_factory=list, description="Request names; empty = all requests")
+    match_attribute: QualifiedName | None = None
+    distinct_attribute: QualifiedName | None = None
+
+    @model_validator(mode="after")
+    def _one(self) -> Constraint:
+        if (self.match_attribute is None) == (self.distinct_attribute is None):
+            raise field_error("matchAttribute", "set exactly one of matchAttribute or distinctAttribute")
+        return self
+
+
+class SharingStrategy(StrEnum):
+    TimeSlicing = "TimeSlicing"
+    MPS = "MPS"
+
+
+class Sharing(Model):
+    """GPU sharing through the NVIDIA driver's opaque GpuConfig."""
+
+    strategy: SharingStrategy
+    requests: list[str] = Field(default_factory=list, description="Requests it applies to; empty = all")
+    interval: Literal["Default", "Short", "Medium", "Long"] | None = None
+    active_thread_percentage: int | None = Field(default=None, ge=0, le=100)
+    pinned_memory_limit: Quantity | None = None
+
+    @model_validator(mode="after")
+    def _fields_fit(self) -> Sharing:
+        if self.strategy is SharingStrategy.TimeSlicing:
+            for key in ("active_thread_percentage", "pinned_memory_limit"):
+                if getattr(self, key) is not None:
+                    raise field_error(to_camel(key), "is an MPS setting; strategy is TimeSlicing")
+        elif self.interval is not None:
+            raise field_error("interval", "is a TimeSlicing setting; strategy is MPS")
+        return self
+
+
+class ClaimTemplate(Model):
+    """A ResourceClaimTemplate: pods reference it, each pod gets its own claim."""
+
+    name: DnsSubdomain
+    description: str | None = None
+    requests: list[Request] = Field(min_length=1, max_length=32)
+    constraints: list[Constraint] = Field(default_factory=list, max_length=32)
+    sharing: Sharing | None = None
+
+    @model_validator(mode="after")
+    def _references(self) -> ClaimTemplate:
+        names = [r.name for r in self.requests]
+        if len(names) != len(set(names)):
+            raise field_error("requests", "request names must be unique within a template")
+        valid = set(names) | {f"{r.name}/{a.name}" for r in self.requests for a in r.first_available or []}
+        for where, refs in [("constraints", c.requests) for c in self.constraints] + (
+                [("sharing", self.sharing.requests)] if self.sharing else []):
+            for ref in refs:
+                if ref not in valid:
+                    raise field_error(where, f"{ref!r} is not a request of this template (have: {', '.join(names)})")
+        return self
+
+
+class Quota(Model):
+    """Caps on a team's namespace: claims in total and devices per class."""
+
+    claims: int | None = Field(default=None, ge=0, description="count/resourceclaims.resource.k8s.io")
+    devices: dict[str, int] = Field(default_factory=dict,
+                                    description="<class>.deviceclass.resource.k8s.io/devices per class")
+
+    @field_validator("devices")
+    @classmethod
+    def _devices(cls, values: dict[str, int]) -> dict[str, int]:
+        for name, count in values.items():
+            _dns_subdomain(name)
+            if count < 0:
+                raise ValueError(f"{name}: must be >= 0")
+        return values
+
+
+class Namespace(Model):
+    name: DnsLabel | None = Field(default=None, description="Default: the team's name")
+    labels: dict[str, str] = Field(default_factory=dict)
+    annotations: dict[str, str] = Field(default_factory=dict)
+
+
+class Team(Model):
+    """A team's own file, `stacks/teams/<team>.yaml`: its namespace, quota and claim templates."""
+
+    name: DnsLabel
+    description: str | None = None
+    admin: bool = Field(default=False, description="May use adminAccess (namespace gets the admin-access label)")
+    namespace: Namespace = Namespace()
+    quota: Quota = Quota()
+    claim_templates: list[ClaimTemplate] = Field(default_factory=list)
+
+    @property
+    def namespace_name(self) -> str:
+        return self.namespace.name or self.name
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Team:
+        names = [t.name for t in self.claim_templates]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise field_error("claimTemplates", f"template names must be unique; repeated: {', '.join(dupes)}")
+        if not self.admin:
+            for template in self.claim_templates:
+                if any(r.admin_access for r in template.requests):
+                    raise field_error("admin", f"template {template.name} uses adminAccess; only teams with "
+                                               "admin: true may (ask the platform team)")
+        return self
+
+
+class TeamHosting(Model):
+    """How a stack hosts a team: per-stack overrides of the team's own file."""
+
+    quota: Quota | None = None
+
+
+# --------------------------------------------------------------------------------------------- the stack
+
+CONFIG_NAMESPACE = "gpu-dra"
+
+
+class StackConfig(Model):
+    """Every `gpu-dra:*` key of a stack file."""
+
+    environment: Environment
+    cluster: Cluster
+    node_groups: list[NodeGroup] = Field(default_factory=list)
+    dra_driver: DraDriver = DraDriver()
+    device_classes: list[DeviceClassConfig] = Field(default_factory=list)
+    legacy_mappings: list[LegacyMapping] = Field(default_factory=list)
+    teams: dict[str, TeamHosting | None] = Field(default_factory=dict,
+                                                 description="Teams hosted; each has stacks/teams/<team>.yaml")
+    kubeconfig: str | None = Field(default=None, description="Secret kubeconfig of an existing cluster")
+
+    @field_validator("teams")
+    @classmethod
+    def _team_names(cls, values: dict[str, Any]) -> dict[str, Any]:
+        for name in values:
+            _dns_label(name)
+        return values
+
+    @property
+    def protect(self) -> bool:
+        if self.cluster.protect is not None:
+            return self.cluster.protect
+        return self.environment is Environment.prod
+
+
+class Stack(Model):
+    """A validated stack: its config and the teams it hosts, overrides applied."""
+
+    name: str
+    config: StackConfig
+    teams: list[Team]

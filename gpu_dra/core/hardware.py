@@ -1,0 +1,85 @@
+"""What NVIDIA's DRA driver publishes on each EC2 GPU instance type: one source of truth, each row sourced.
+
+Used by config validation (known instance types, CPU architecture vs AMI), node-group summaries and, later, the
+synthesized inventory. Figures are the NVML values the driver publishes, not EC2's marketing memory sizes
+(../shared/docs/eks-notes.md, "What NVIDIA's driver publishes per instance type").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class GpuModel:
+    key: str
+    product_name: str
+    memory: str
+    compute_capability: str
+    architecture: str
+    source: str
+    status: str  # "verified" or "estimated"
+
+
+@dataclass(frozen=True)
+class InstanceType:
+    name: str
+    gpu: GpuModel
+    gpus: int
+    cpu_arch: str  # "x86_64" or "arm64"
+    source: str
+
+
+GPU_MODELS: dict[str, GpuModel] = {m.key: m for m in (
+    GpuModel("A100-40GB", "NVIDIA A100-SXM4-40GB", "40Gi", "8.0.0", "Ampere",
+             "real EKS p4d ResourceSlice; bottlerocket-core-kit PR #834", "verified"),
+    GpuModel("A100-80GB", "NVIDIA A100-SXM4-80GB", "80Gi", "8.0.0", "Ampere",
+             "NVIDIA/mig-parted #31; GKE dump", "verified"),
+    GpuModel("H100-80GB", "NVIDIA H100 80GB HBM3", "81559Mi", "9.0.0", "Hopper",
+             "real EKS p5 ResourceSlice (../shared/fixtures/resourceslices)", "verified"),
+    GpuModel("H200", "NVIDIA H200", "143771Mi", "9.0.0", "Hopper",
+             "GKE H200 dump; NVIDIA/mig-parted #120", "verified"),
+    GpuModel("B200", "NVIDIA B200", "183359Mi", "10.0.0", "Blackwell",
+             "NVIDIA/TensorRT-LLM #10278; pytorch/ao PR #4002 (architecture from go-nvlib)", "verified"),
+    GpuModel("A10G", "NVIDIA A10G", "23028Mi", "8.6.0", "Ampere",
+             "NVIDIA/k8s-device-plugin #344; NVIDIA/DCGM #232", "verified"),
+    GpuModel("L4", "NVIDIA L4", "23034Mi", "8.9.0", "Ada Lovelace",
+             "modal-labs/modal-client PR #2797", "verified"),
+    GpuModel("L40S", "NVIDIA L40S", "46068Mi", "8.9.0", "Ada Lovelace",
+             "akash-network/provider-configs PR #95; isaac-sim/IsaacSim #228", "verified"),
+    GpuModel("T4", "Tesla T4", "15360Mi", "7.5.0", "Turing",
+             "NVIDIA/k8s-device-plugin #390 (ECC on, drivers 535-580)", "verified"),
+    GpuModel("T4G", "NVIDIA T4G", "15360Mi", "7.5.0", "Turing",
+             "assumed equal to T4 (same TU104 board); no ResourceSlice seen", "estimated"),
+)}
+
+_KARPENTER = "Karpenter instance-types reference (EC2 API); AWS EC2 user guide"
+
+
+def _family(prefix: str, model: str, sizes: dict[str, int], cpu_arch: str = "x86_64") -> list[InstanceType]:
+    return [InstanceType(f"{prefix}.{size}", GPU_MODELS[model], count, cpu_arch, _KARPENTER)
+            for size, count in sizes.items()]
+
+
+_G_SIZES = {"xlarge": 1, "2xlarge": 1, "4xlarge": 1, "8xlarge": 1, "16xlarge": 1,
+            "12xlarge": 4, "24xlarge": 4, "48xlarge": 8}
+
+INSTANCE_TYPES: dict[str, InstanceType] = {t.name: t for t in (
+    *_family("p4d", "A100-40GB", {"24xlarge": 8}),
+    *_family("p4de", "A100-80GB", {"24xlarge": 8}),
+    *_family("p5", "H100-80GB", {"4xlarge": 1, "48xlarge": 8}),
+    *_family("p5e", "H200", {"48xlarge": 8}),
+    *_family("p5en", "H200", {"48xlarge": 8}),
+    *_family("p6-b200", "B200", {"48xlarge": 8}),
+    *_family("g5", "A10G", _G_SIZES),
+    *_family("g6", "L4", _G_SIZES),
+    *_family("g6e", "L40S", _G_SIZES),
+    *_family("g4dn", "T4", {"xlarge": 1, "2xlarge": 1, "4xlarge": 1, "8xlarge": 1, "16xlarge": 1,
+                            "12xlarge": 4, "metal": 8}),
+    *_family("g5g", "T4G", {"xlarge": 1, "2xlarge": 1, "4xlarge": 1, "8xlarge": 1, "16xlarge": 2, "metal": 2},
+             cpu_arch="arm64"),
+)}
+
+
+def instance_type(name: str) -> InstanceType | None:
+    return INSTANCE_TYPES.get(name)

@@ -1,0 +1,91 @@
+"""What a GPU node group looks like to Kubernetes: labels, taints, launch-template settings, GPU summary.
+
+The DRA chart's kubelet plugin is scheduled only on nodes labeled `nvidia.com/gpu.present=true` (or with NFD labels)
+and tolerates the `nvidia.com/gpu` NoSchedule taint (../shared/docs/eks-notes.md). Device-plugin groups get a label
+of their own and none of that, so the two never target the same node.
+"""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass
+from typing import Any
+
+from gpu_dra.core.config import (
+    DEVICE_PLUGIN_NODE_LABEL,
+    DRA_NODE_LABEL,
+    GPU_TAINT_KEY,
+    AllocationMode,
+    AmiType,
+    CapacityType,
+    NodeGroup,
+    StackConfig,
+    Taint,
+    TaintEffect,
+)
+from gpu_dra.core.hardware import INSTANCE_TYPES
+
+ALLOCATION_LABEL = "gpu-dra.io/allocation"
+NODE_GROUP_LABEL = "gpu-dra.io/node-group"
+SYSTEM_NODE_LABEL = ("gpu-dra.io/role", "system")
+EKS_TAINT_EFFECTS = {"NoSchedule": "NO_SCHEDULE", "NoExecute": "NO_EXECUTE", "PreferNoSchedule": "PREFER_NO_SCHEDULE"}
+
+# Bottlerocket NVIDIA variants run NVIDIA's device plugin unless told not to (Bottlerocket >= 1.63.0, bottlerocket
+# PR #4856; AWS device-management docs). EKS merges TOML user data of a launch template into its own bootstrap
+# settings for Bottlerocket managed node groups (docs.aws.amazon.com/eks/latest/userguide/launch-templates.html).
+BOTTLEROCKET_DEVICE_PLUGIN_OFF = "[settings.kubelet-device-plugins.nvidia]\nenabled = false\n"
+
+
+def is_bottlerocket(ami_type: AmiType) -> bool:
+    return ami_type.value.startswith("BOTTLEROCKET")
+
+
+def node_labels(group: NodeGroup) -> dict[str, str]:
+    labels = {**group.labels, NODE_GROUP_LABEL: group.name}
+    if group.allocation_mode is AllocationMode.dra:
+        labels[DRA_NODE_LABEL[0]] = DRA_NODE_LABEL[1]
+        labels[ALLOCATION_LABEL] = "dra"
+    else:
+        labels[DEVICE_PLUGIN_NODE_LABEL[0]] = DEVICE_PLUGIN_NODE_LABEL[1]
+    return labels
+
+
+def node_taints(group: NodeGroup) -> list[Taint]:
+    taints = list(group.taints)
+    if group.allocation_mode is AllocationMode.dra and not any(t.key == GPU_TAINT_KEY for t in taints):
+        taints.append(Taint.model_validate({"key": GPU_TAINT_KEY, "value": "true", "effect": TaintEffect.NoSchedule}))
+    return taints
+
+
+@dataclass(frozen=True)
+class LaunchTemplateSettings:
+    image_volume_device: str
+    user_data_base64: str | None
+    capacity_block: bool
+
+
+def launch_template_settings(group: NodeGroup) -> LaunchTemplateSettings:
+    bottlerocket = is_bottlerocket(group.ami_type)
+    user_data = None
+    if bottlerocket and group.allocation_mode is AllocationMode.dra:
+        user_data = base64.b64encode(BOTTLEROCKET_DEVICE_PLUGIN_OFF.encode()).decode()
+    # Bottlerocket keeps container images on its second (data) volume; AL2023 on the root volume.
+    return LaunchTemplateSettings(image_volume_device="/dev/xvdb" if bottlerocket else "/dev/xvda",
+                                  user_data_base64=user_data,
+                                  capacity_block=group.capacity_type is CapacityType.CAPACITY_BLOCK)
+
+
+def gpu_summary(config: StackConfig) -> dict[str, Any]:
+    """Per GPU node group: instance types, GPUs per node and model, and GPUs at max size."""
+    summary = {}
+    for group in config.node_groups:
+        itype = INSTANCE_TYPES[group.instance_types[0]]
+        summary[group.name] = {
+            "instanceTypes": list(group.instance_types),
+            "gpusPerNode": itype.gpus,
+            "model": itype.gpu.product_name,
+            "maxGpus": itype.gpus * group.scaling.max,
+            "allocationMode": group.allocation_mode.value,
+            "summary": f"{group.instance_types[0]} x {itype.gpus} x {itype.gpu.product_name}",
+        }
+    return summary

@@ -1,0 +1,36 @@
+"""JSON Schemas of the stack and team files, generated from the config models so editors validate as we do."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpu_dra.core.config import StackConfig, Team
+from gpu_dra.core.loader import PREFIX
+
+DRAFT = "https://json-schema.org/draft/2020-12/schema"
+
+
+def team_schema() -> dict[str, Any]:
+    schema = Team.model_json_schema(by_alias=True)
+    return {"$schema": DRAFT, "title": "gpu-dra team file (stacks/teams/<team>.yaml)", **schema}
+
+
+def stack_schema() -> dict[str, Any]:
+    model = StackConfig.model_json_schema(by_alias=True)
+    properties = {PREFIX + key: value for key, value in model["properties"].items()}
+    secure = {"type": "object", "properties": {"secure": {"type": "string"}}, "required": ["secure"],
+              "additionalProperties": False}
+    properties[PREFIX + "kubeconfig"] = {"anyOf": [{"type": "string"}, secure],
+                                         "description": "Secret kubeconfig of an existing cluster"}
+    config = {
+        "type": "object",
+        "properties": properties,
+        "required": [PREFIX + key for key in model.get("required", [])],
+        # Other namespaces (aws:, kubernetes:, pulumi:) belong to other packages; an unknown gpu-dra: key is an error.
+        "patternProperties": {"^(?!gpu-dra:)[A-Za-z0-9_.-]+:.+$": {}},
+        "additionalProperties": False,
+    }
+    return {"$schema": DRAFT, "title": "gpu-dra stack file (stacks/Pulumi.<stack>.yaml)", "type": "object",
+            "properties": {"config": config, "secretsprovider": {"type": "string"},
+                           "encryptedkey": {"type": "string"}, "encryptionsalt": {"type": "string"}},
+            "$defs": model.get("$defs", {})}

@@ -1,0 +1,69 @@
+"""The selector shorthand (`match:`), compiled to CEL that the API server accepts and the scheduler cannot trip on.
+
+Encodes what people get wrong by hand: memory is a capacity compared with `compareTo` (quantities have no `>=`),
+versions are semver values, and a product name like `L4` must not also match `L40S`.
+"""
+
+from __future__ import annotations
+
+import re
+
+from gpu_dra.core.config import DeviceType, Match
+from gpu_dra.core.hardware import GPU_MODELS
+from gpu_dra.core.nvidia import DRIVER_NAME
+
+ATTR = f"device.attributes['{DRIVER_NAME}']"
+CAPACITY = f"device.capacity['{DRIVER_NAME}']"
+# Product names the driver is known to publish (nvidia-dra-driver.md 4.2) plus the instance catalog's.
+KNOWN_PRODUCT_NAMES = sorted({m.product_name for m in GPU_MODELS.values()} | {
+    "NVIDIA A100 80GB PCIe", "NVIDIA A100-PCIE-40GB", "NVIDIA GB200", "NVIDIA GB300", "NVIDIA A30",
+    "Tesla P100-PCIE-16GB", "GRID A100-8C"})
+
+
+def _cel_string(value: str) -> str:
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _product_pattern(product: str) -> str:
+    """A regex for one product token; a word boundary is added where the token is a prefix of a longer name."""
+    pattern = re.sub(r"([\\.+*?()|\[\]{}^$])", r"\\\1", product)  # RE2 metacharacters only
+    followed = re.compile(pattern + r"[A-Za-z0-9]")
+    if any(followed.search(name) for name in KNOWN_PRODUCT_NAMES):
+        pattern += r"\b"
+    return pattern
+
+
+def _semver(value: str) -> str:
+    parts = (value.split(".") + ["0", "0"])[:3]
+    return ".".join(str(int(p)) for p in parts)
+
+
+def compile_match(match: Match) -> str:
+    """One CEL expression for a `match:` block, guarded by the driver name."""
+    terms = [f"device.driver == '{DRIVER_NAME}'"]
+    if match.min_memory:
+        terms.append(f"{CAPACITY}.memory.compareTo(quantity({_cel_string(match.min_memory)})) >= 0")
+    if match.products:
+        regex = "|".join(_product_pattern(p) for p in match.products)
+        terms.append(f"{ATTR}.productName.matches({_cel_string(regex)})")
+    if match.architectures:
+        terms.append(f"{ATTR}.architecture in [{', '.join(_cel_string(a) for a in match.architectures)}]")
+    if match.min_compute_capability:
+        version = _semver(match.min_compute_capability)
+        terms.append(f"{ATTR}.cudaComputeCapability.compareTo(semver({_cel_string(version)})) >= 0")
+    if match.min_driver_version:
+        version = _semver(match.min_driver_version)
+        terms.append(f"{ATTR}.driverVersion.compareTo(semver({_cel_string(version)})) >= 0")
+    if match.device_type is DeviceType.gpu:
+        terms.append(f"{ATTR}.type == 'gpu'")
+    if match.mig_profiles:
+        terms.append(f"{ATTR}.type == 'mig'")
+        terms.append(f"{ATTR}.profile in [{', '.join(_cel_string(p) for p in match.mig_profiles)}]")
+    elif match.device_type is DeviceType.mig:
+        terms.append(f"{ATTR}.type == 'mig'")
+    return " && ".join(terms)
+
+
+def selector_expressions(match: Match | None, raw: list[str]) -> list[str]:
+    """The CEL expressions of a class or request: the shorthand's first, then the raw ones, in order."""
+    return ([compile_match(match)] if match else []) + list(raw)

@@ -1,0 +1,39 @@
+"""Shared fixtures: a scratch copy of the project's stacks to break on purpose, and program runs under mocks."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+STACKS = ("dev", "staging", "prod")
+
+
+class Project:
+    """A copy of the project's Pulumi.yaml, __main__.py and stacks/ in a temporary directory."""
+
+    def __init__(self, root: Path):
+        self.root = root
+
+    def edit(self, relative: str, change: Callable[[Any], Any]) -> None:
+        """Change a YAML file in place; `change` mutates the parsed data (its return value is ignored)."""
+        path = self.root / relative
+        data = yaml.safe_load(path.read_text())
+        change(data)
+        path.write_text(yaml.safe_dump(data, sort_keys=False))
+
+    def edit_stack(self, stack: str, change: Callable[[dict[str, Any]], Any]) -> None:
+        self.edit(f"stacks/Pulumi.{stack}.yaml", lambda data: change(data["config"]))
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Project:
+    shutil.copytree(ROOT / "stacks", tmp_path / "stacks")
+    shutil.copy(ROOT / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
+    shutil.copy(ROOT / "__main__.py", tmp_path / "__main__.py")
+    return Project(tmp_path)

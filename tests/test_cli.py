@@ -1,0 +1,104 @@
+"""`gpu-dra` run as a user runs it: a subprocess in the project, on the repo's stacks and on broken copies."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+from .conftest import ROOT, Project
+
+
+def gpu_dra(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "gpu_dra.cli.main", *args], cwd=cwd, capture_output=True,
+                          text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
+
+
+def test_preview_prints_tree_counts_and_writes_manifests(tmp_path: Path) -> None:
+    result = gpu_dra("preview", "--stack", "dev", "--out", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert "├─ gpu-dra:cluster:EksCluster  gpu-dev" in result.stdout
+    assert "     7  kubernetes:resource.k8s.io/v1:ResourceClaimTemplate" in result.stdout
+    manifest = yaml.safe_load((tmp_path / "inference" / "resourceclaimtemplate-gpu-20gb-any.yaml").read_text())
+    assert manifest["apiVersion"] == "resource.k8s.io/v1"
+    assert manifest["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"] == 1  # an int, as applied
+    assert (tmp_path / "_cluster" / "deviceclass-gpu-l4.yaml").exists()
+
+
+def test_preview_json_lists_every_resource_with_inputs(tmp_path: Path) -> None:
+    result = gpu_dra("preview", "--stack", "prod", "--format", "json", "--out", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert document["stack"] == "prod"
+    resources = document["resources"]
+    assert {"type", "name", "parent", "inputs"} <= set(resources[0])
+    by_name = {(r["type"], r["name"]): r for r in resources}
+    group = by_name[("eks:index:ManagedNodeGroup", "gpu-prod-h100")]
+    assert group["inputs"]["scalingConfig"] == {"desiredSize": 2.0, "maxSize": 4.0, "minSize": 2.0}
+    assert group["parent"].endswith("gpu-dra:cluster:EksCluster::gpu-prod")
+
+
+def test_render_writes_only_manifests(tmp_path: Path) -> None:
+    result = gpu_dra("render", "--stack", "staging", "--out", str(tmp_path / "out"))
+    assert result.returncode == 0, result.stderr
+    files = sorted(p.relative_to(tmp_path / "out").as_posix() for p in (tmp_path / "out").rglob("*.yaml"))
+    assert "_cluster/deviceclass-mig-1g.10gb.yaml" in files
+    assert len(files) == len(result.stdout.splitlines())
+
+
+def test_bad_config_exits_2_with_file_and_key_and_no_traceback(project: Project) -> None:
+    def break_it(config: dict) -> None:
+        config["gpu-dra:nodeGroups"][1]["scaling"] = {"min": 4, "desired": 4, "max": 2}
+        config["gpu-dra:nodeGroups"][0]["scalng"] = {}
+    project.edit_stack("prod", break_it)
+    result = gpu_dra("--project-dir", str(project.root), "preview", "--stack", "prod")
+    assert result.returncode == 2
+    assert "stacks/Pulumi.prod.yaml: gpu-dra:nodeGroups[1].scaling.max: must be >= scaling.min (4)" in result.stderr
+    assert "gpu-dra:nodeGroups[0].scalng: unknown key; did you mean 'scaling'?" in result.stderr
+    assert "Traceback" not in result.stderr and result.stdout == ""
+
+
+def test_program_itself_rejects_bad_config_before_registering(project: Project) -> None:
+    """Under `pulumi up` the program validates too: exit 2 and the same message, nothing registered."""
+    from gpu_dra.core.loader import stack_values
+
+    values, _ = stack_values(project.root, "dev")
+    values["gpu-dra:nodeGroups"][0]["diskSize"] = 10
+    script = ("import json, sys; from pathlib import Path; from gpu_dra.cli.offline import run_program; "
+              f"run = run_program(Path({str(project.root)!r}), 'dev', json.loads(sys.argv[1])); "
+              "print(len(run.resources))")
+    result = subprocess.run([sys.executable, "-c", script, json.dumps(values)], capture_output=True, text=True,
+                            timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert "stacks/Pulumi.dev.yaml: gpu-dra:nodeGroups[0].diskSize: must be >= 100 (got 10)" in result.stderr
+    assert result.returncode == 2
+    assert result.stdout == ""  # the resource count is never printed: the run stopped first
+
+
+def test_unknown_stack_is_a_usage_error() -> None:
+    result = gpu_dra("preview", "--stack", "qa")
+    assert result.returncode == 2
+    assert "no stack 'qa'" in result.stderr and "dev, prod, staging" in result.stderr
+
+
+def test_outside_a_project_is_a_usage_error(tmp_path: Path) -> None:
+    result = gpu_dra("preview", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "no gpu-dra project" in result.stderr
+
+
+def test_schema_describes_stack_and_team_files() -> None:
+    stack = json.loads(gpu_dra("schema", "stack").stdout)
+    config = stack["properties"]["config"]
+    assert "gpu-dra:nodeGroups" in config["properties"] and config["additionalProperties"] is False
+    team = json.loads(gpu_dra("schema", "team").stdout)
+    assert "claimTemplates" in team["properties"]
+
+
+def test_committed_schemas_are_current() -> None:
+    for kind in ("stack", "team"):
+        committed = json.loads((ROOT / "schemas" / f"{kind}.schema.json").read_text())
+        assert committed == json.loads(gpu_dra("schema", kind).stdout), f"run `make schemas` ({kind})"

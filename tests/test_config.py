@@ -1,0 +1,177 @@
+"""Stack and team config: every repo stack loads, and each class of mistake names the file, the key and the fix."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from gpu_dra.core.config import Environment
+from gpu_dra.core.loader import load_stack
+from gpu_dra.core.problems import ConfigError
+
+from .conftest import ROOT, STACKS, Project
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_repo_stacks_load(stack: str) -> None:
+    loaded = load_stack(ROOT, stack)
+    assert loaded.config.environment == Environment(stack)
+    assert len(loaded.teams) >= 2
+
+
+def test_dev_carries_the_guide_example() -> None:
+    dev = load_stack(ROOT, "dev")
+    templates = {t.name: t for team in dev.teams for t in team.claim_templates}
+    request = templates["gpu-20gb-any"].requests[0]
+    assert request.match is not None
+    assert request.match.products == ["A100", "H100", "H200"]
+    assert request.match.min_memory == "20Gi"
+
+
+def test_prod_is_protected_and_private() -> None:
+    prod = load_stack(ROOT, "prod")
+    assert prod.config.protect
+    assert not prod.config.cluster.endpoint.public_access
+    assert not load_stack(ROOT, "dev").config.protect
+
+
+def test_stack_override_merges_into_team_quota() -> None:
+    prod = {t.name: t for t in load_stack(ROOT, "prod").teams}
+    # stacks/teams/training.yaml: claims 32, gpu-h100 8, gpu-a100 8; prod overrides claims and gpu-h100.
+    assert prod["training"].quota.claims == 16
+    assert prod["training"].quota.devices == {"gpu-h100": 16, "gpu-a100": 8}
+
+
+def _set(path: list[Any], value: Any):
+    def change(data: Any) -> None:
+        for key in path[:-1]:
+            data = data[key]
+        data[path[-1]] = value
+    return change
+
+
+def _problems(project: Project, stack: str = "prod") -> list[str]:
+    with pytest.raises(ConfigError) as caught:
+        load_stack(project.root, stack)
+    return [str(p) for p in caught.value.problems]
+
+
+STACK_MISTAKES = [
+    # (id, path to set inside config:, value, expected message)
+    ("max-below-min", ["gpu-dra:nodeGroups", 1, "scaling"], {"min": 4, "desired": 4, "max": 2},
+     "stacks/Pulumi.prod.yaml: gpu-dra:nodeGroups[1].scaling.max: must be >= scaling.min (4)"),
+    ("desired-outside", ["gpu-dra:nodeGroups", 0, "scaling"], {"min": 1, "desired": 9, "max": 4},
+     "gpu-dra:nodeGroups[0].scaling.desired: must be between scaling.min (1) and scaling.max (4)"),
+    ("misspelt-key", ["gpu-dra:nodeGroups", 0, "diskSze"], 300,
+     "gpu-dra:nodeGroups[0].diskSze: unknown key; did you mean 'diskSize'?"),
+    ("unknown-instance", ["gpu-dra:nodeGroups", 0, "instanceTypes"], ["p5.96xlarge"],
+     "gpu-dra:nodeGroups[0].instanceTypes[0]: unknown GPU instance type 'p5.96xlarge'; known: "),
+    ("bad-environment", ["gpu-dra:environment"], "production",
+     "gpu-dra:environment: must be one of 'dev', 'staging' or 'prod' (got 'production')"),
+    ("old-kubernetes", ["gpu-dra:cluster", "kubernetesVersion"], "1.33",
+     "gpu-dra:cluster.kubernetesVersion: 1.33 is too old: DRA's resource.k8s.io/v1 API is GA from 1.34"),
+    ("future-kubernetes", ["gpu-dra:cluster", "kubernetesVersion"], "1.38",
+     "gpu-dra:cluster.kubernetesVersion: 1.38 is not supported yet"),
+    ("unquoted-version", ["gpu-dra:cluster", "kubernetesVersion"], 1.4,
+     "gpu-dra:cluster.kubernetesVersion: 1.4 is ambiguous as a number"),
+    ("world-open-prod", ["gpu-dra:cluster", "endpoint"],
+     {"publicAccess": True, "publicAccessCidrs": ["0.0.0.0/0"]},
+     "gpu-dra:cluster.endpoint.publicAccessCidrs[0]: prod's API endpoint is never open to the world"),
+    ("public-without-cidrs", ["gpu-dra:cluster", "endpoint"], {"publicAccess": True},
+     "gpu-dra:cluster.endpoint.publicAccessCidrs: publicAccess needs the CIDRs"),
+    ("device-plugin-with-dra-label", ["gpu-dra:nodeGroups", 2, "labels"], {"nvidia.com/gpu.present": "true"},
+     "gpu-dra:nodeGroups[2].labels: nvidia.com/gpu.present schedules the DRA kubelet plugin"),
+    ("arm-ami-on-x86", ["gpu-dra:nodeGroups", 1, "amiType"], "AL2023_ARM_64_NVIDIA",
+     "gpu-dra:nodeGroups[1].amiType: AL2023_ARM_64_NVIDIA is for arm64 but g6e.12xlarge is x86_64"),
+    ("capacity-block-without-reservation", ["gpu-dra:nodeGroups", 0, "capacityReservationId"], None,
+     "gpu-dra:nodeGroups[0].capacityReservationId: required with capacityType CAPACITY_BLOCK"),
+    ("small-disk", ["gpu-dra:nodeGroups", 1, "diskSize"], 50,
+     "gpu-dra:nodeGroups[1].diskSize: must be >= 100 (got 50)"),
+    ("chart-class-clash", ["gpu-dra:deviceClasses", 0, "name"], "gpu.nvidia.com",
+     "gpu-dra:deviceClasses[0].name: 'gpu.nvidia.com' is installed by NVIDIA's DRA driver chart"),
+    ("compute-domain-class-clash", ["gpu-dra:deviceClasses", 0, "name"], "compute-domain-x.nvidia.com",
+     "'compute-domain-x.nvidia.com' is installed by NVIDIA's DRA driver chart"),
+    ("mapping-to-undeclared-class", ["gpu-dra:legacyMappings"],
+     [{"extendedResourceName": "nvidia.com/gpu-h200", "deviceClass": "gpu-h200"}],
+     "gpu-dra:legacyMappings[0].deviceClass: 'gpu-h200' is not declared in gpu-dra:deviceClasses"),
+    ("unknown-team", ["gpu-dra:teams", "finance"], {},
+     "stacks/teams/finance.yaml: no team file for team 'finance'"),
+    ("driver-in-default-namespace", ["gpu-dra:draDriver", "namespace"], "default",
+     "gpu-dra:draDriver.namespace: the chart refuses the default namespace"),
+    ("driver-version-range", ["gpu-dra:draDriver", "version"], "^0.4",
+     "gpu-dra:draDriver.version: '^0.4' does not have the expected form"),
+    ("feature-gates-on-eks", ["gpu-dra:cluster", "featureGates"], {"DRAConsumableCapacity": True},
+     "gpu-dra:cluster.featureGates: EKS runs no alpha feature gates"),
+    ("misspelt-namespace", ["gpu-draa:teams"], {},
+     "gpu-draa:teams: unknown config namespace 'gpu-draa'; did you mean 'gpu-dra:teams'?"),
+]
+
+
+@pytest.mark.parametrize("path,value,expected", [m[1:] for m in STACK_MISTAKES], ids=[m[0] for m in STACK_MISTAKES])
+def test_stack_mistake_is_named(project: Project, path: list[Any], value: Any, expected: str) -> None:
+    project.edit_stack("prod", _set(path, value))
+    problems = _problems(project)
+    assert any(expected in p for p in problems), problems
+
+
+TEAM_MISTAKES = [
+    ("zero-count", ["claimTemplates", 0, "requests", 0, "count"], 0,
+     "stacks/teams/training.yaml: claimTemplates[0].requests[0].count: must be >= 1 (got 0)"),
+    ("attribute-without-domain", ["claimTemplates", 1, "constraints", 0, "matchAttribute"], "pcieRoot",
+     "claimTemplates[1].constraints[0].matchAttribute: 'pcieRoot' must be a domain and a name"),
+    ("both-forms", ["claimTemplates", 2, "requests", 0, "deviceClass"], "gpu-h100",
+     "claimTemplates[2].requests[0].deviceClass: set exactly one of deviceClass"),
+    ("misspelt-team-key", ["claimTemplate"], [],
+     "stacks/teams/training.yaml: claimTemplate: unknown key; did you mean 'claimTemplates'?"),
+    ("admin-access-not-admin", ["claimTemplates", 0, "requests", 0, "adminAccess"], True,
+     "stacks/teams/training.yaml: admin: template h100-x8 uses adminAccess; only teams with admin: true"),
+    ("constraint-on-unknown-request", ["claimTemplates", 1, "constraints", 0, "requests"], ["gpu"],
+     "claimTemplates[1].constraints: 'gpu' is not a request of this template"),
+    ("name-does-not-match-file", ["name"], "trainers",
+     "stacks/teams/training.yaml: name: is 'trainers' but the file is for team 'training'"),
+    ("bad-memory", ["claimTemplates", 0, "requests", 0, "match"], {"minMemory": "20 GB"},
+     "'20 GB' is not a Kubernetes quantity"),
+    ("all-with-count", ["claimTemplates", 0, "requests", 0, "allocationMode"], "All",
+     "claimTemplates[0].requests[0].count: must not be set when allocationMode is All"),
+]
+
+
+@pytest.mark.parametrize("path,value,expected", [m[1:] for m in TEAM_MISTAKES], ids=[m[0] for m in TEAM_MISTAKES])
+def test_team_mistake_is_named(project: Project, path: list[Any], value: Any, expected: str) -> None:
+    project.edit("stacks/teams/training.yaml", _set(path, value))
+    problems = _problems(project)
+    assert any(expected in p for p in problems), problems
+
+
+def test_every_problem_is_reported_at_once(project: Project) -> None:
+    project.edit_stack("prod", _set(["gpu-dra:nodeGroups", 0, "diskSze"], 1))
+    project.edit_stack("prod", _set(["gpu-dra:environment"], "qa"))
+    project.edit("stacks/teams/inference.yaml", _set(["quota", "claims"], -1))
+    problems = _problems(project)
+    assert len(problems) == 2  # the stack file's two; team files are read once the stack file is valid
+    assert all(p.startswith("stacks/Pulumi.prod.yaml: ") for p in problems)
+
+
+def test_problem_carries_the_line(project: Project) -> None:
+    project.edit_stack("prod", _set(["gpu-dra:nodeGroups", 1, "scaling"], {"min": 4, "desired": 4, "max": 2}))
+    with pytest.raises(ConfigError) as caught:
+        load_stack(project.root, "prod")
+    problem = caught.value.problems[0]
+    lines = (project.root / "stacks/Pulumi.prod.yaml").read_text().splitlines()
+    assert problem.line is not None and "max" in lines[problem.line - 1]
+
+
+def test_malformed_yaml_names_file_and_line(project: Project) -> None:
+    (project.root / "stacks/teams/inference.yaml").write_text("name: inference\nquota: {claims: 3\n")
+    problems = _problems(project)
+    assert any(p.startswith("stacks/teams/inference.yaml: not valid YAML (line") for p in problems), problems
+
+
+def test_existing_cluster_needs_a_kubeconfig(project: Project) -> None:
+    def to_existing(config: dict[str, Any]) -> None:
+        config["gpu-dra:cluster"] = {"name": "lab", "platform": "existing",
+                                     "featureGates": {"DRAConsumableCapacity": True}}
+    project.edit_stack("dev", to_existing)
+    problems = _problems(project, "dev")
+    assert any("gpu-dra:cluster.kubeconfig: an existing cluster needs kubeconfig.path" in p for p in problems)
