@@ -28,7 +28,8 @@ def machine() -> str:
                 break
     except OSError:
         pass
-    return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, {platform.system()} {platform.release()}"
+    system = f"{platform.system()} {platform.release()}"
+    return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, {system}"
 
 
 def timed(command: list[str]) -> list[float]:
