@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 STACK ?= dev
 
-.PHONY: preview test lint bench schemas clean
+.PHONY: preview test bench schemas docs clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "gpu-dra needs Python 3.11 or newer; set PYTHON=python3.11")'
@@ -31,3 +31,6 @@ bench: $(STAMP)
 
 clean:
 	rm -rf build $(VENV)
+
+docs: $(STAMP)
+	$(BIN)/python -c 'from pathlib import Path; from gpu_dra.core.docs import configuration_markdown as md; Path("docs/configuration.md").write_text(md(Path(".")) + "\n")'

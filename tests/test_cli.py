@@ -102,3 +102,10 @@ def test_committed_schemas_are_current() -> None:
     for kind in ("stack", "team"):
         committed = json.loads((ROOT / "schemas" / f"{kind}.schema.json").read_text())
         assert committed == json.loads(gpu_dra("schema", kind).stdout), f"run `make schemas` ({kind})"
+
+
+def test_configuration_reference_is_current() -> None:
+    from gpu_dra.core.docs import configuration_markdown
+
+    committed = (ROOT / "docs" / "configuration.md").read_text()
+    assert committed == configuration_markdown(ROOT) + "\n", "run `make docs`"

@@ -234,8 +234,8 @@ def _kubernetes_version(value: Any) -> str:
 class Cluster(Model):
     """The cluster: created on EKS, or an existing one reached through a kubeconfig."""
 
-    name: DnsLabel
-    platform: Platform = Platform.eks
+    name: DnsLabel = Field(description="The EKS cluster name (or a label for an existing cluster)")
+    platform: Platform = Field(default=Platform.eks, description="eks (created here) or existing")
     kubernetes_version: Annotated[str, AfterValidator(_kubernetes_version)] = DEFAULT_KUBERNETES_VERSION
     region: str | None = Field(default=None, pattern=r"^[a-z]{2}(-gov)?-[a-z]+-\d$")
     networking: Networking | None = None
@@ -331,11 +331,12 @@ DEVICE_PLUGIN_NODE_LABEL = ("gpu-dra.io/allocation", "device-plugin")
 class NodeGroup(Model):
     """A GPU managed node group."""
 
-    name: DnsLabel
-    instance_types: list[GpuInstanceType] = Field(min_length=1)
-    ami_type: AmiType = AmiType.AL2023_x86_64_NVIDIA
-    allocation_mode: AllocationMode = AllocationMode.dra
-    scaling: Scaling
+    name: DnsLabel = Field(description="Unique in the stack; the EKS node group is <cluster>-<name>")
+    instance_types: list[GpuInstanceType] = Field(min_length=1, description="EC2 GPU types of one GPU model")
+    ami_type: AmiType = Field(default=AmiType.AL2023_x86_64_NVIDIA, description="An EKS NVIDIA AMI type")
+    allocation_mode: AllocationMode = Field(
+        default=AllocationMode.dra, description="dra, or device-plugin for legacy nodes kept during migration")
+    scaling: Scaling = Field(description="Node counts; min 0 lets an expensive group scale from zero")
     capacity_type: CapacityType = CapacityType.ON_DEMAND
     capacity_reservation_id: str | None = Field(default=None, pattern=r"^cr-[0-9a-f]+$")
     disk_size: int = Field(default=200, ge=100, le=16384,
@@ -646,12 +647,13 @@ CONFIG_NAMESPACE = "gpu-dra"
 class StackConfig(Model):
     """Every `gpu-dra:*` key of a stack file."""
 
-    environment: Environment
+    environment: Environment = Field(description="dev, staging or prod; prod is hardened and protected")
     cluster: Cluster
-    node_groups: list[NodeGroup] = Field(default_factory=list)
-    dra_driver: DraDriver = DraDriver()
-    device_classes: list[DeviceClassConfig] = Field(default_factory=list)
-    legacy_mappings: list[LegacyMapping] = Field(default_factory=list)
+    node_groups: list[NodeGroup] = Field(default_factory=list, description="GPU managed node groups")
+    dra_driver: DraDriver = Field(default=DraDriver(), description="NVIDIA's DRA driver chart")
+    device_classes: list[DeviceClassConfig] = Field(default_factory=list, description="Platform DeviceClasses")
+    legacy_mappings: list[LegacyMapping] = Field(
+        default_factory=list, description="Serve unchanged extended-resource requests from a DeviceClass")
     teams: dict[str, TeamHosting | None] = Field(default_factory=dict,
                                                  description="Teams hosted; each has stacks/teams/<team>.yaml")
     kubeconfig: str | None = Field(default=None, description="Secret kubeconfig of an existing cluster")

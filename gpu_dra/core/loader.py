@@ -106,7 +106,7 @@ def format_path(loc: Loc) -> str:
     return out
 
 
-def _unwrap(annotation: Any) -> Any:
+def unwrap_annotation(annotation: Any) -> Any:
     """Strip Optional and Annotated so the model (or container) underneath can be walked."""
     while True:
         origin = typing.get_origin(annotation)
@@ -125,7 +125,7 @@ def _model_at(model: type[BaseModel], loc: Loc) -> type[BaseModel] | None:
     """The model class that validates the object at `loc` (alias names), or None."""
     current: Any = model
     for part in loc:
-        current = _unwrap(current)
+        current = unwrap_annotation(current)
         if isinstance(current, type) and issubclass(current, BaseModel):
             field = next((f for name, f in current.model_fields.items() if (f.alias or name) == part), None)
             if field is None:
@@ -135,7 +135,7 @@ def _model_at(model: type[BaseModel], loc: Loc) -> type[BaseModel] | None:
             current = typing.get_args(current)[-1]
         else:
             return None
-    current = _unwrap(current)
+    current = unwrap_annotation(current)
     return current if isinstance(current, type) and issubclass(current, BaseModel) else None
 
 
