@@ -131,7 +131,7 @@ def _type_name(schema: dict[str, Any], defs: dict[str, Any]) -> str:
     if kind == "object":
         values = schema.get("additionalProperties")
         return f"map of string to {_type_name(values, defs)}" if isinstance(values, dict) else "mapping"
-    return {"string": "string", "integer": "integer", "boolean": "boolean", "number": "number"}.get(kind, "any")
+    return str(kind) if kind in ("string", "integer", "boolean", "number") else "any"
 
 
 def _inline(value: Any) -> str:
