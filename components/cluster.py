@@ -34,6 +34,7 @@ NODE_POLICY_ARNS = {
     "cni": "arn:aws:iam::aws:policy/AmazonEKS_CNI_Policy",
     "ecr": "arn:aws:iam::aws:policy/AmazonEC2ContainerRegistryReadOnly",
 }
+EKS_ADDONS = ("vpc-cni", "kube-proxy", "coredns", "eks-pod-identity-agent")
 # `scheduler` is where kube-scheduler's DRA decisions are logged.
 CONTROL_PLANE_LOGS = ["api", "audit", "authenticator", "controllerManager", "scheduler"]
 
@@ -163,20 +164,22 @@ class EksCluster(pulumi.ComponentResource):
             encryption_config_key_arn=self.secrets_key.arn,
             enabled_cluster_log_types=CONTROL_PLANE_LOGS,
             create_oidc_provider=False,
+            # Without pulumi-eks's default node group its coredns and kube-proxy options fall back to self-managed
+            # deployments (pulumi_eks CoreDnsAddonOptions docstring); the EKS add-ons are declared below instead.
+            coredns_addon_options={"enabled": False},
+            kube_proxy_addon_options={"enabled": False},
             tags={"gpu-dra.io/stack": stack.name, "gpu-dra.io/environment": stack.config.environment.value},
             opts=protected)
-        # pulumi-eks manages vpc-cni, coredns and kube-proxy as EKS add-ons; the pod identity agent is added here.
-        aws.eks.Addon(f"{name}-pod-identity-agent", cluster_name=name, addon_name="eks-pod-identity-agent",
-                      opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[self.cluster])))
 
         system = config.system_node_group
-        eks.ManagedNodeGroup(
+        system_group = eks.ManagedNodeGroup(
             f"{name}-system", cluster=self.cluster, node_role=self.node_role,
             node_group_name=f"{name}-system", instance_types=list(system.instance_types),
             ami_type="AL2023_x86_64_STANDARD", subnet_ids=private_subnets,
             scaling_config={"min_size": system.scaling.min, "desired_size": system.scaling.desired,
                             "max_size": system.scaling.max},
             labels=dict([nodes.SYSTEM_NODE_LABEL]), disk_size=system.disk_size, opts=child)
+        self._addons(name, system_group, child)
 
         self.gpu_node_groups: list[pulumi.Resource] = []
         for group in stack.config.node_groups:
@@ -196,6 +199,17 @@ class EksCluster(pulumi.ComponentResource):
 
         self.kubeconfig = self.cluster.kubeconfig_json
         self.register_outputs({"kubeconfig": self.kubeconfig})
+
+    def _addons(self, name: str, system_group: pulumi.Resource, opts: pulumi.ResourceOptions) -> None:
+        """The usual EKS add-ons, adopting the self-managed copies EKS installs at creation (OVERWRITE).
+
+        coredns waits for the system node group: its pods need a node to become healthy.
+        """
+        for addon in EKS_ADDONS:
+            after: list[pulumi.Resource] = [self.cluster, system_group] if addon == "coredns" else [self.cluster]
+            aws.eks.Addon(f"{name}-{addon}", cluster_name=name, addon_name=addon,
+                          resolve_conflicts_on_create="OVERWRITE", resolve_conflicts_on_update="PRESERVE",
+                          opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=after)))
 
 
 def cluster_access(stack: Stack) -> tuple[ClusterAccess, dict[str, pulumi.Input]]:

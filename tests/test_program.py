@@ -198,3 +198,28 @@ def test_preview_json_is_identical_across_runs() -> None:
 
     first = snapshot()
     assert all(snapshot() == first for _ in range(19))
+
+
+def test_existing_cluster_creates_no_aws_resources(project: Project) -> None:
+    def to_existing(config: dict[str, Any]) -> None:
+        config["gpu-dra:cluster"] = {"name": "lab", "platform": "existing", "kubernetesVersion": "1.34",
+                                     "kubeconfig": {"path": "~/.kube/lab.yaml", "context": "lab-admin"},
+                                     "featureGates": {"DRAConsumableCapacity": True}}
+        config["gpu-dra:nodeGroups"] = []
+    project.edit_stack("dev", to_existing)
+    values, _ = stack_values(project.root, "dev")
+    run = run_program(project.root, "dev", values)
+    assert not [r for r in run.resources if r.type.startswith(("aws:", "eks:", "pulumi:providers:aws"))]
+    provider = one(run, "pulumi:providers:kubernetes", "cluster").inputs
+    assert provider["kubeconfig"] == "~/.kube/lab.yaml" and provider["context"] == "lab-admin"
+    assert run.by_type("kubernetes:resource.k8s.io/v1:ResourceClaimTemplate")
+    assert run.outputs["clusterName"] == "lab"
+
+
+def test_eks_addons_are_managed() -> None:
+    run = program("dev")
+    addons = {r.inputs["addonName"]: r.inputs for r in run.by_type("aws:eks/addon:Addon")}
+    assert set(addons) == {"vpc-cni", "kube-proxy", "coredns", "eks-pod-identity-agent"}
+    assert all(a["clusterName"] == "gpu-dev" for a in addons.values())
+    cluster = run.by_type("eks:index:Cluster")[0].inputs
+    assert cluster["corednsAddonOptions"] == {"enabled": False}  # no second, self-managed coredns
