@@ -18,7 +18,7 @@ import pulumi_eks as eks
 import pulumi_kubernetes as k8s
 
 from gpu_dra.core import nodes
-from gpu_dra.core.config import Cluster, Environment, NewVpc, NodeGroup, Platform, Stack
+from gpu_dra.core.config import Cluster, Environment, NewVpc, NodeGroup, Platform, Scaling, Stack
 
 # EKS access policies by their config name
 # (docs.aws.amazon.com/eks/latest/userguide/access-policy-permissions.html).
@@ -88,6 +88,10 @@ class Vpc(pulumi.ComponentResource):
                                           opts=child)
             self.private_subnet_ids.append(private.id)
         self.register_outputs({"vpcId": self.vpc.id})
+
+
+def _scaling(scaling: Scaling) -> dict[str, int]:
+    return {"min_size": scaling.min, "desired_size": scaling.desired, "max_size": scaling.max}
 
 
 def _launch_template(name: str, group: NodeGroup, opts: pulumi.ResourceOptions) -> aws.ec2.LaunchTemplate:
@@ -176,8 +180,7 @@ class EksCluster(pulumi.ComponentResource):
             f"{name}-system", cluster=self.cluster, node_role=self.node_role,
             node_group_name=f"{name}-system", instance_types=list(system.instance_types),
             ami_type="AL2023_x86_64_STANDARD", subnet_ids=private_subnets,
-            scaling_config={"min_size": system.scaling.min, "desired_size": system.scaling.desired,
-                            "max_size": system.scaling.max},
+            scaling_config=_scaling(system.scaling),
             labels=dict([nodes.SYSTEM_NODE_LABEL]), disk_size=system.disk_size, opts=child)
         self._addons(name, system_group, child)
 
@@ -189,8 +192,7 @@ class EksCluster(pulumi.ComponentResource):
                 group_name, cluster=self.cluster, node_role=self.node_role, node_group_name=group_name,
                 instance_types=list(group.instance_types), ami_type=group.ami_type.value,
                 capacity_type=group.capacity_type.value, subnet_ids=private_subnets,
-                scaling_config={"min_size": group.scaling.min, "desired_size": group.scaling.desired,
-                                "max_size": group.scaling.max},
+                scaling_config=_scaling(group.scaling),
                 labels=nodes.node_labels(group),
                 taints=[{"key": t.key, "value": t.value, "effect": nodes.EKS_TAINT_EFFECTS[t.effect.value]}
                         for t in nodes.node_taints(group)],

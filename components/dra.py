@@ -44,6 +44,7 @@ class TeamResources(pulumi.ComponentResource):
             k8s.core.v1.ResourceQuota(f"{team.name}-quota", **_spec_and_meta(quota), opts=in_namespace)
         for template in team.claim_templates:
             obj = manifests.claim_template(team, template)
-            k8s.resource.v1.ResourceClaimTemplate(f"{team.name}-{template.name}", **_spec_and_meta(obj),
+            # team names hold no dots, so "<team>.<template>" never collides across teams
+            k8s.resource.v1.ResourceClaimTemplate(f"{team.name}.{template.name}", **_spec_and_meta(obj),
                                                   opts=in_namespace)
         self.register_outputs({"namespace": team.namespace_name})

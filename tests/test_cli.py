@@ -81,7 +81,7 @@ def test_program_itself_rejects_bad_config_before_registering(project: Project) 
 def test_unknown_stack_is_a_usage_error() -> None:
     result = gpu_dra("preview", "--stack", "qa")
     assert result.returncode == 2
-    assert "no stack 'qa'" in result.stderr and "dev, prod, staging" in result.stderr
+    assert "stacks/Pulumi.qa.yaml: no such stack file; stacks here: dev, prod, staging" in result.stderr
 
 
 def test_outside_a_project_is_a_usage_error(tmp_path: Path) -> None:

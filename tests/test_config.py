@@ -175,3 +175,49 @@ def test_existing_cluster_needs_a_kubeconfig(project: Project) -> None:
     project.edit_stack("dev", to_existing)
     problems = _problems(project, "dev")
     assert any("gpu-dra:cluster.kubeconfig: an existing cluster needs kubeconfig.path" in p for p in problems)
+
+
+REVIEW_MISTAKES = [
+    # (id, file, path, value, expected)
+    ("undeclared-class", "stacks/teams/inference.yaml", ["claimTemplates", 1, "requests", 0, "deviceClass"],
+     "gpu-b200", "stacks/teams/inference.yaml: claimTemplates[1].requests[0].deviceClass: class 'gpu-b200' is "
+                 "neither declared"),
+    ("undeclared-quota-class", "stacks/teams/inference.yaml", ["quota", "devices", "gpu-b200"], 4,
+     "stacks/teams/inference.yaml: quota.devices['gpu-b200']: class 'gpu-b200' is not declared"),
+    ("forged-admin-label", "stacks/teams/training.yaml", ["namespace", "labels", "resource.kubernetes.io/admin-access"],
+     "true", "namespace.labels: resource.kubernetes.io/admin-access is set by gpu-dra for teams with admin: true"),
+    ("bad-label-value", "stacks/teams/training.yaml", ["namespace", "labels", "team"], "x" * 70,
+     "is not a label value"),
+    ("mode-outside-alternatives", "stacks/teams/training.yaml", ["claimTemplates", 2, "requests", 0, "allocationMode"],
+     "All", "claimTemplates[2].requests[0].allocationMode: belongs inside each firstAvailable alternative"),
+    ("attribute-name-not-identifier", "stacks/teams/training.yaml",
+     ["claimTemplates", 1, "constraints", 0, "matchAttribute"], "resource.kubernetes.io/pcie-root.x",
+     "must be a domain and a name separated by a slash"),
+    ("unquoted-memory", "stacks/teams/inference.yaml", ["claimTemplates", 0, "requests", 0, "match", "minMemory"], 20,
+     "minMemory: must be a string; quote it: \"20\""),
+    ("system-group-name", "stacks/Pulumi.prod.yaml", ["config", "gpu-dra:nodeGroups", 0, "name"], "system",
+     "gpu-dra:nodeGroups[0].name: 'system' is the CPU node group's name"),
+    ("repeated-zone", "stacks/Pulumi.staging.yaml",
+     ["config", "gpu-dra:cluster", "networking", "newVpc", "availabilityZones"], ["us-west-2a", "us-west-2a"],
+     "availabilityZones: each zone once; repeated: us-west-2a"),
+]
+
+
+@pytest.mark.parametrize("file,path,value,expected", [m[1:] for m in REVIEW_MISTAKES],
+                         ids=[m[0] for m in REVIEW_MISTAKES])
+def test_cross_file_mistake_is_named(project: Project, file: str, path: list[Any], value: Any, expected: str) -> None:
+    project.edit(file, _set(path, value))
+    stack = file.split(".")[1] if file.startswith("stacks/Pulumi.") else "prod"
+    problems = _problems(project, stack)
+    assert any(expected in p for p in problems), problems
+
+
+def test_json_kubeconfig_from_the_engine_is_kept_as_text() -> None:
+    """pulumi-eks emits JSON kubeconfigs; the engine passes secrets as text, which must not be decoded."""
+    from gpu_dra.core.loader import load_stack_from_engine
+
+    kubeconfig = '{"apiVersion": "v1", "kind": "Config", "users": [{"user": {"token": "s3cret"}}]}'
+    values = {"gpu-dra:environment": "dev", "gpu-dra:kubeconfig": kubeconfig,
+              "gpu-dra:cluster": '{"name": "lab", "platform": "existing"}'}
+    stack = load_stack_from_engine(ROOT, "lab", values)
+    assert stack.config.kubeconfig == kubeconfig

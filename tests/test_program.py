@@ -117,7 +117,7 @@ def test_every_kubernetes_resource_uses_the_cluster_provider() -> None:
 
 def test_resource_claim_template_uses_v1_shape() -> None:
     run = program("dev")
-    template = one(run, "kubernetes:resource.k8s.io/v1:ResourceClaimTemplate", "inference-gpu-20gb-any").inputs
+    template = one(run, "kubernetes:resource.k8s.io/v1:ResourceClaimTemplate", "inference.gpu-20gb-any").inputs
     request = template["spec"]["spec"]["devices"]["requests"][0]
     assert set(request) == {"name", "exactly"}
     assert request["exactly"]["deviceClassName"] == "gpu.nvidia.com"
@@ -186,7 +186,8 @@ def test_removing_a_team_touches_only_that_team(project: Project) -> None:
     after = _urns(project, "prod")
     assert after <= before
     removed = before - after
-    assert removed and all(urn.endswith("::inference") or "::inference-" in urn for urn in removed), removed
+    names = {urn.rsplit("::", 1)[-1] for urn in removed}
+    assert names and all(n == "inference" or n.startswith(("inference-", "inference.")) for n in names), names
 
 
 def test_preview_json_is_identical_across_runs() -> None:

@@ -13,7 +13,7 @@ from typing import Any
 import yaml
 
 from gpu_dra import __version__
-from gpu_dra.core.loader import available_stacks, load_stack, stack_values
+from gpu_dra.core.loader import build_stack, stack_values
 from gpu_dra.core.problems import ConfigError
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
@@ -36,18 +36,12 @@ def _root(args: argparse.Namespace) -> Path:
     return find_project_root(Path(args.project_dir).resolve() if args.project_dir else Path.cwd())
 
 
-def _check_stack_name(root: Path, stack: str) -> None:
-    if stack not in available_stacks(root):
-        raise UsageError(f"no stack {stack!r}; stacks in {root / 'stacks'}: {', '.join(available_stacks(root))}")
-
-
 def _run(root: Path, stack: str) -> Any:
     """Validate the stack (exit 2 on mistakes, before anything runs), then run the program under mocks."""
-    _check_stack_name(root, stack)
-    load_stack(root, stack)
+    values, located = stack_values(root, stack)
+    build_stack(root, stack, values, located)
     from gpu_dra.cli.offline import run_program  # imports Pulumi: only for the verbs that run the program
 
-    values, _ = stack_values(root, stack)
     return run_program(root, stack, values)
 
 

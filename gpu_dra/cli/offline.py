@@ -90,6 +90,9 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         return super().SupportsFeature(request)
 
     def RegisterResource(self, request: Any) -> Any:  # noqa: N802
+        urn = self.make_urn(request.parent, request.type, request.name)
+        if urn in self.resources:  # the engine would refuse it too: "Duplicate resource URN"
+            raise ValueError(f"duplicate resource URN {urn}")
         response = super().RegisterResource(request)
         if request.type != "pulumi:pulumi:Stack":
             inputs = rpc.deserialize_properties(request.object)

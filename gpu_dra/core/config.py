@@ -16,14 +16,21 @@ from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
 from gpu_dra.core.hardware import INSTANCE_TYPES
+from gpu_dra.core.nvidia import DRIVER_NAME
 from gpu_dra.core.quantity import QuantityError, parse_quantity
 
 SUPPORTED_KUBERNETES_VERSIONS = ("1.34", "1.35", "1.36")
 DEFAULT_KUBERNETES_VERSION = "1.34"
 
+_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$")
+_LABEL_KEY = re.compile(r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
+                        r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 _DNS_SUBDOMAIN = re.compile(r"^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_QUALIFIED_NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
+# resource.k8s.io FullyQualifiedName: a DNS subdomain of at most 63 characters, a slash, and a C identifier of at most
+# 32 (k8s.io/api resource/v1 types.go: QualifiedName, FullyQualifiedName).
+_QUALIFIED_NAME = re.compile(r"^(?=[^/]{1,63}/)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
+                             r"/[A-Za-z_][A-Za-z0-9_]{0,31}$")
 
 
 def field_error(field: str, message: str) -> PydanticCustomError:
@@ -96,7 +103,16 @@ class NewVpc(Model):
     """A VPC created for the cluster, with private subnets for nodes in each listed zone."""
 
     cidr: str = "10.0.0.0/16"
-    availability_zones: list[str] = Field(min_length=2, description="At least two AZs, e.g. [us-west-2a, us-west-2b]")
+    availability_zones: list[str] = Field(min_length=2, max_length=7,
+                                          description="Two to seven AZs of the region, e.g. [us-west-2a, us-west-2b]")
+
+    @field_validator("availability_zones")
+    @classmethod
+    def _unique_zones(cls, values: list[str]) -> list[str]:
+        repeated = sorted({z for z in values if values.count(z) > 1})
+        if repeated:
+            raise ValueError(f"each zone once; repeated: {', '.join(repeated)}")
+        return values
 
     @field_validator("cidr")
     @classmethod
@@ -430,7 +446,7 @@ class Match(Model):
 
 
 class OpaqueConfig(Model):
-    driver: DnsSubdomain = "gpu.nvidia.com"
+    driver: DnsSubdomain = DRIVER_NAME
     parameters: dict[str, Any]
 
 
@@ -510,7 +526,7 @@ class Request(DeviceChoice):
             raise field_error("deviceClass", "set exactly one of deviceClass (one kind of device) or "
                                              "firstAvailable (ordered alternatives)")
         if self.first_available is not None:
-            extra = [k for k in ("match", "selectors", "count", "tolerations", "capacity")
+            extra = [k for k in ("match", "selectors", "allocation_mode", "count", "tolerations", "capacity")
                      if k in self.model_fields_set]
             if extra:
                 raise field_error(to_camel(extra[0]), "belongs inside each firstAvailable alternative")
@@ -599,10 +615,27 @@ class Quota(Model):
         return values
 
 
+ADMIN_ACCESS_LABEL = "resource.kubernetes.io/admin-access"
+
+
 class Namespace(Model):
     name: DnsLabel | None = Field(default=None, description="Default: the team's name")
     labels: dict[str, str] = Field(default_factory=dict)
     annotations: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("labels")
+    @classmethod
+    def _labels(cls, values: dict[str, str]) -> dict[str, str]:
+        if ADMIN_ACCESS_LABEL in values:
+            raise ValueError(f"{ADMIN_ACCESS_LABEL} is set by gpu-dra for teams with admin: true; remove it")
+        for key, value in values.items():
+            if not _LABEL_KEY.match(key):
+                raise ValueError(f"{key!r} is not a label key (optional DNS prefix and '/', then at most 63 "
+                                 "letters, digits, '-', '_' or '.')")
+            if not _LABEL_VALUE.match(value):
+                raise ValueError(f"{key}: {value!r} is not a label value (at most 63 letters, digits, '-', '_' "
+                                 "or '.', starting and ending alphanumeric)")
+        return values
 
 
 class Team(Model):

@@ -80,6 +80,3 @@ INSTANCE_TYPES: dict[str, InstanceType] = {t.name: t for t in (
              cpu_arch="arm64"),
 )}
 
-
-def instance_type(name: str) -> InstanceType | None:
-    return INSTANCE_TYPES.get(name)

@@ -76,6 +76,8 @@ def read_yaml(path: Path, display: str) -> _Located:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError([Problem(display, "", f"cannot read: {exc.strerror}")]) from None
+    except UnicodeDecodeError:
+        raise ConfigError([Problem(display, "", "is not UTF-8 text; save it as UTF-8")]) from None
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
         data = yaml.safe_load(text)
@@ -154,7 +156,7 @@ _MESSAGES = {
     "int_from_float": "must be a whole number (got {input!r})",
     "bool_parsing": "must be true or false (got {input!r})",
     "bool_type": "must be true or false (got {input!r})",
-    "string_type": "must be a string (got {input!r})",
+    "string_type": "must be a string",
     "list_type": "must be a list (got {input!r})",
     "dict_type": "must be a mapping (got {input!r})",
 }
@@ -189,6 +191,8 @@ def _problems_from_validation(error: ValidationError, model: type[BaseModel], fi
             parent = _model_at(model, loc)
             keys = ", ".join(_allowed_keys(parent)) if parent else ""
             message = f"must be a mapping with keys {keys}" if keys else "must be a mapping"
+        elif kind == "string_type" and isinstance(err["input"], (int, float)) and not isinstance(err["input"], bool):
+            message = f"must be a string; quote it: \"{err['input']}\""
         elif kind in _MESSAGES:
             message = _MESSAGES[kind].format(**ctx, input=err["input"])
         else:
@@ -201,9 +205,13 @@ def _problems_from_validation(error: ValidationError, model: type[BaseModel], fi
 # --------------------------------------------------------------------------------------------- stack values
 
 
-def _decode(value: Any) -> Any:
+# Scalar keys, never JSON-decoded: a kubeconfig may itself be JSON.
+TEXT_KEYS = (f"{PREFIX}environment", f"{PREFIX}kubeconfig")
+
+
+def _decode(key: str, value: Any) -> Any:
     """Values as the Pulumi engine passes them (objects JSON-encoded, scalars as text) back to plain data."""
-    if isinstance(value, str) and value[:1] in ("{", "["):
+    if key not in TEXT_KEYS and isinstance(value, str) and value[:1] in ("{", "["):
         try:
             return json.loads(value)
         except json.JSONDecodeError:
@@ -247,7 +255,7 @@ def load_stack_from_engine(root: Path, stack: str, values: Mapping[str, Any]) ->
     path = stack_file(root, stack)
     display = str(path.relative_to(root))
     located = read_yaml(path, display) if path.exists() else _Located({}, {})
-    return build_stack(root, stack, {k: _decode(v) for k, v in values.items()}, located)
+    return build_stack(root, stack, {k: _decode(k, v) for k, v in values.items()}, located)
 
 
 def build_stack(root: Path, stack: str, values: Mapping[str, Any], located: _Located) -> Stack:
@@ -297,6 +305,11 @@ def _stack_rules(config: StackConfig, file: str, located: _Located) -> list[Prob
 
     seen: dict[str, int] = {}
     for i, group in enumerate(config.node_groups):
+        if group.name == "system":
+            problem("nodeGroups", (i, "name"), "'system' is the CPU node group's name; pick another")
+        if len(f"{config.cluster.name}-{group.name}") > 63:
+            problem("nodeGroups", (i, "name"), f"the EKS node group name {config.cluster.name}-{group.name} "
+                                              "exceeds 63 characters; shorten the group or cluster name")
         if group.name in seen:
             problem("nodeGroups", (i, "name"), f"{group.name!r} is already used by nodeGroups[{seen[group.name]}]")
         seen.setdefault(group.name, i)
@@ -371,6 +384,28 @@ def load_team(root: Path, name: str) -> Team:
     return team
 
 
+def _undeclared_classes(team: Team, declared: set[str]) -> list[Problem]:
+    """A request naming a class nobody declares stays Pending ("device class ... does not exist")."""
+    file = f"stacks/teams/{team.name}.yaml"
+    known = ", ".join(sorted(declared))
+    problems = []
+    for t, template in enumerate(team.claim_templates):
+        for r, request in enumerate(template.requests):
+            choices = [((), request.device_class)] if request.device_class else [
+                (("firstAvailable", a), alt.device_class) for a, alt in enumerate(request.first_available or [])]
+            for loc, name in choices:
+                if name not in declared:
+                    path = format_path(("claimTemplates", t, "requests", r, *loc, "deviceClass"))
+                    problems.append(Problem(file, path, f"class {name!r} is neither declared by this stack's "
+                                                        f"gpu-dra:deviceClasses nor installed by the chart "
+                                                        f"(known: {known})"))
+    for name in team.quota.devices:
+        if name not in declared:
+            problems.append(Problem(file, f"quota.devices[{name!r}]", f"class {name!r} is not declared by this "
+                                                                       f"stack (known: {known})"))
+    return problems
+
+
 def _apply_hosting(team: Team, hosting: TeamHosting | None) -> Team:
     if hosting is None or hosting.quota is None:
         return team
@@ -384,6 +419,9 @@ def _apply_hosting(team: Team, hosting: TeamHosting | None) -> Team:
 
 def _team_rules(config: StackConfig, teams: list[Team], file: str, located: _Located) -> list[Problem]:
     problems = []
+    declared = {c.name for c in config.device_classes} | set(nvidia.CHART_DEVICE_CLASSES)
+    for team in teams:
+        problems += _undeclared_classes(team, declared)
     owners: dict[str, str] = {}
     for team in teams:
         namespace = team.namespace_name

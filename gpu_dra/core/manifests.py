@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from gpu_dra.core.config import (
+    ADMIN_ACCESS_LABEL,
     AllocationCount,
     ClaimTemplate,
     DeviceChoice,
@@ -24,7 +25,6 @@ from gpu_dra.core.selectors import selector_expressions
 
 RESOURCE_API = "resource.k8s.io/v1"
 MANAGED_BY = {"app.kubernetes.io/managed-by": "gpu-dra"}
-ADMIN_ACCESS_LABEL = "resource.kubernetes.io/admin-access"
 TEAM_LABEL = "gpu-dra.io/team"
 NVIDIA_CONFIG_API = "resource.nvidia.com/v1beta1"
 CLAIMS_QUOTA = "count/resourceclaims.resource.k8s.io"
@@ -45,7 +45,8 @@ def _metadata(name: str, namespace: str | None = None, labels: dict[str, str] | 
 
 
 def _selectors(choice: DeviceChoice | DeviceClassConfig) -> list[dict[str, Any]]:
-    return [{"cel": {"expression": e}} for e in selector_expressions(choice.match, choice.selectors)]
+    guard = isinstance(choice, DeviceClassConfig)
+    return [{"cel": {"expression": e}} for e in selector_expressions(choice.match, choice.selectors, guard)]
 
 
 def device_class(config: DeviceClassConfig, extended_resource_name: str | None = None) -> dict[str, Any]:

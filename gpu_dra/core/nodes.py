@@ -25,7 +25,7 @@ from gpu_dra.core.config import (
 )
 from gpu_dra.core.hardware import INSTANCE_TYPES
 
-ALLOCATION_LABEL = "gpu-dra.io/allocation"
+ALLOCATION_LABEL = DEVICE_PLUGIN_NODE_LABEL[0]  # dra or device-plugin
 NODE_GROUP_LABEL = "gpu-dra.io/node-group"
 SYSTEM_NODE_LABEL = ("gpu-dra.io/role", "system")
 EKS_TAINT_EFFECTS = {"NoSchedule": "NO_SCHEDULE", "NoExecute": "NO_EXECUTE", "PreferNoSchedule": "PREFER_NO_SCHEDULE"}
@@ -46,7 +46,7 @@ def node_labels(group: NodeGroup) -> dict[str, str]:
         labels[DRA_NODE_LABEL[0]] = DRA_NODE_LABEL[1]
         labels[ALLOCATION_LABEL] = "dra"
     else:
-        labels[DEVICE_PLUGIN_NODE_LABEL[0]] = DEVICE_PLUGIN_NODE_LABEL[1]
+        labels[ALLOCATION_LABEL] = DEVICE_PLUGIN_NODE_LABEL[1]
     return labels
 
 

@@ -15,11 +15,5 @@ CHART_DEVICE_CLASSES = ("gpu.nvidia.com", "mig.nvidia.com", "vfio.gpu.nvidia.com
                         "compute-domain-daemon.nvidia.com", "compute-domain-default-channel.nvidia.com")
 _CHART_CLASS_PATTERNS = ("compute-domain-*.nvidia.com",)
 
-CHART_REPOSITORIES = {
-    "dra-driver-nvidia-gpu": "oci://registry.k8s.io/dra-driver-nvidia/charts",
-    "nvidia-dra-driver-gpu": "oci://nvcr.io/nvidia/k8s",
-}
-
-
 def is_chart_device_class(name: str) -> bool:
     return name in CHART_DEVICE_CLASSES or any(fnmatch.fnmatch(name, p) for p in _CHART_CLASS_PATTERNS)

@@ -38,11 +38,3 @@ def parse_quantity(text: str) -> Decimal:
         return value * _DECIMAL[suffix]
     return value * (Decimal(10) ** int(suffix[1:]))
 
-
-def format_mebibytes(value: Decimal) -> str:
-    """Render a byte count the way the NVIDIA driver publishes memory (`81559Mi`, or `40Gi` when whole)."""
-    if value % _BINARY["Gi"] == 0:
-        return f"{int(value // _BINARY['Gi'])}Gi"
-    if value % _BINARY["Mi"] == 0:
-        return f"{int(value // _BINARY['Mi'])}Mi"
-    return str(int(value))

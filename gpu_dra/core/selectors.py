@@ -38,9 +38,23 @@ def _semver(value: str) -> str:
     return ".".join(str(int(p)) for p in parts)
 
 
-def compile_match(match: Match) -> str:
-    """One CEL expression for a `match:` block, guarded by the driver name."""
+# Terms reading what only GPUs and MIG devices publish; VFIO devices (PassthroughSupport) lack them, and a missing
+# key is a runtime error that aborts the whole claim (kubernetes-dra.md section 4).
+_GPU_ONLY = ("min_memory", "architectures", "min_compute_capability", "min_driver_version")
+
+
+def compile_match(match: Match, guard_device_type: bool = False) -> str:
+    """One CEL expression for a `match:` block, guarded by the driver name.
+
+    With `guard_device_type` (a DeviceClass, whose selector sees every device of every driver) a match reading
+    GPU-only attributes without naming a device type gets `type in ['gpu', 'mig']`, so VFIO devices are skipped
+    instead of raising. A request's selectors only see devices its class already admitted.
+    """
     terms = [f"device.driver == '{DRIVER_NAME}'"]
+    needs_guard = match.device_type is None and not match.mig_profiles and any(
+        getattr(match, key) is not None for key in _GPU_ONLY)
+    if guard_device_type and needs_guard:
+        terms.append(f"{ATTR}.type in ['gpu', 'mig']")
     if match.min_memory:
         terms.append(f"{CAPACITY}.memory.compareTo(quantity({_cel_string(match.min_memory)})) >= 0")
     if match.products:
@@ -64,6 +78,6 @@ def compile_match(match: Match) -> str:
     return " && ".join(terms)
 
 
-def selector_expressions(match: Match | None, raw: list[str]) -> list[str]:
+def selector_expressions(match: Match | None, raw: list[str], guard_device_type: bool = False) -> list[str]:
     """The CEL expressions of a class or request: the shorthand's first, then the raw ones, in order."""
-    return ([compile_match(match)] if match else []) + list(raw)
+    return ([compile_match(match, guard_device_type)] if match else []) + list(raw)
