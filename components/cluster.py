@@ -179,7 +179,7 @@ class EksCluster(pulumi.ComponentResource):
         system_group = eks.ManagedNodeGroup(
             f"{name}-system", cluster=self.cluster, node_role=self.node_role,
             node_group_name=f"{name}-system", instance_types=list(system.instance_types),
-            ami_type="AL2023_x86_64_STANDARD", subnet_ids=private_subnets,
+            ami_type=system.ami_type, subnet_ids=private_subnets,
             scaling_config=_scaling(system.scaling),
             labels=dict([nodes.SYSTEM_NODE_LABEL]), disk_size=system.disk_size, opts=child)
         self._addons(name, system_group, child)

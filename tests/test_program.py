@@ -64,7 +64,7 @@ def test_gpu_node_groups(stack: str) -> None:
     for group in run.by_type("eks:index:ManagedNodeGroup"):
         inputs = group.inputs
         if group.name.endswith("-system"):
-            assert inputs["amiType"] == "AL2023_x86_64_STANDARD"
+            assert inputs["amiType"] == "AL2023_x86_64_STANDARD"  # every repo stack's system types are x86_64
             continue
         template = one(run, "aws:ec2/launchTemplate:LaunchTemplate", group.name).inputs
         assert template["metadataOptions"]["httpTokens"] == "required"

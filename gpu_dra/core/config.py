@@ -214,12 +214,31 @@ class Scaling(Model):
         return self
 
 
+# Graviton families carry a "g" after the generation (m7g, c7gn, t4g, r8g); the rest of EKS's CPU types are x86_64.
+_GRAVITON = re.compile(r"^[a-z]+\d+g[a-z]*\.")
+
+
 class SystemNodeGroup(Model):
     """The small CPU node group that runs controllers (coredns, the DRA driver's controller)."""
 
-    instance_types: list[str] = Field(default_factory=lambda: ["m7i.large"], min_length=1)
+    instance_types: list[str] = Field(default_factory=lambda: ["m7i.large"], min_length=1,
+                                      description="CPU instance types of one architecture")
     scaling: Scaling = Scaling.model_validate({"min": 2, "desired": 2, "max": 3})
     disk_size: int = Field(default=50, ge=20, le=16384)
+
+    @field_validator("instance_types")
+    @classmethod
+    def _one_arch(cls, values: list[str]) -> list[str]:
+        for value in values:
+            if not re.match(r"^[a-z][a-z0-9-]*\.[a-z0-9]+$", value):
+                raise ValueError(f"{value!r} is not an EC2 instance type such as m7i.large")
+        if len({bool(_GRAVITON.match(v)) for v in values}) > 1:
+            raise ValueError("mixes Graviton (arm64) and x86_64 types; one AMI serves the group, so pick one")
+        return values
+
+    @property
+    def ami_type(self) -> str:
+        return "AL2023_ARM_64_STANDARD" if _GRAVITON.match(self.instance_types[0]) else "AL2023_x86_64_STANDARD"
 
 
 class KubeconfigSource(Model):
@@ -280,6 +299,11 @@ class Cluster(Model):
                 raise field_error("region", "required for platform eks, e.g. us-west-2")
             if self.networking is None:
                 raise field_error("networking", "required for platform eks: newVpc, or vpcId and privateSubnetIds")
+            if self.networking.new_vpc:
+                for zone in self.networking.new_vpc.availability_zones:
+                    if not re.match(rf"^{re.escape(self.region)}[a-z]$", zone):
+                        raise field_error("networking", f"newVpc.availabilityZones: {zone!r} is not a zone of "
+                                                        f"{self.region} (e.g. {self.region}a)")
             if self.kubeconfig is not None:
                 raise field_error("kubeconfig", "only for platform existing; an EKS cluster's kubeconfig is derived")
             if self.feature_gates:
