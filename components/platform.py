@@ -6,12 +6,14 @@ import pulumi
 
 from components.cluster import cluster_access
 from components.dra import DeviceClasses, TeamResources
+from components.driver import GpuDrivers
 from gpu_dra.core.config import Stack
 
 
 def build(stack: Stack) -> None:
     access, outputs = cluster_access(stack)
     on_cluster = pulumi.ResourceOptions(provider=access.provider)
+    GpuDrivers(stack.config, access.gpu_node_groups, on_cluster)
     DeviceClasses(stack, on_cluster)
     for team in stack.teams:
         TeamResources(team, on_cluster)

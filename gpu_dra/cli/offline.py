@@ -36,6 +36,7 @@ class Registration:
     custom: bool
     protect: bool
     inputs: dict[str, Any]
+    dependencies: tuple[str, ...] = ()
 
 
 @dataclass
@@ -99,7 +100,8 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
             with self._lock:
                 self.registrations.append(Registration(
                     type=request.type, name=request.name, urn=response.urn, parent=request.parent,
-                    custom=bool(request.custom), protect=bool(request.protect), inputs=_plain(inputs)))
+                    custom=bool(request.custom), protect=bool(request.protect), inputs=_plain(inputs),
+                    dependencies=tuple(sorted(request.dependencies))))
         return response
 
 

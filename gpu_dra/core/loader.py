@@ -17,8 +17,18 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from gpu_dra.core import nvidia
-from gpu_dra.core.config import CONFIG_NAMESPACE, Environment, Platform, Quota, Stack, StackConfig, Team, TeamHosting
+from gpu_dra.core import driver, nvidia
+from gpu_dra.core.config import (
+    CONFIG_NAMESPACE,
+    AllocationMode,
+    Environment,
+    Platform,
+    Quota,
+    Stack,
+    StackConfig,
+    Team,
+    TeamHosting,
+)
 from gpu_dra.core.problems import ConfigError, Problem
 
 PREFIX = f"{CONFIG_NAMESPACE}:"
@@ -287,6 +297,10 @@ def build_stack(root: Path, stack: str, values: Mapping[str, Any], located: _Loc
             continue
         teams.append(_apply_hosting(team, hosting))
     problems += _team_rules(config, teams, display, located)
+    if not any(p.file.startswith("stacks/teams/") for p in problems):
+        for loc, message in driver.gate_problems(config, teams):
+            problems.append(Problem(display, PREFIX + format_path(("draDriver", *loc)), message,
+                                    _at(located, "draDriver", *loc)))
     if problems:
         raise ConfigError(problems)
     return Stack(name=stack, config=config, teams=teams)
@@ -342,6 +356,11 @@ def _stack_rules(config: StackConfig, file: str, located: _Located) -> list[Prob
                                                            f"legacyMappings[{first}]")
         mapped_names.setdefault(mapping.extended_resource_name, i)
         mapped_classes.setdefault(mapping.device_class, i)
+
+    roots = {g.driver for g in config.node_groups if g.allocation_mode is AllocationMode.dra}
+    if len(roots) > 1:
+        problem("nodeGroups", (), "DRA node groups disagree on `driver` (host vs gpu-operator); one DRA driver "
+                                  "install serves them all with one nvidiaDriverRoot, so use one per stack")
 
     cluster = config.cluster
     if config.environment is Environment.prod:

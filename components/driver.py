@@ -1,0 +1,38 @@
+"""NVIDIA's DRA driver chart, and NVIDIA's device plugin chart while device-plugin node groups remain.
+
+Rendered client-side by helm.v4.Chart, so every object of the charts is a resource that policies see in
+`pulumi preview`. Values come from the core (`gpu_dra.core.driver`), derived from the stack's node groups.
+"""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from gpu_dra.core import driver
+from gpu_dra.core.config import StackConfig
+
+# The plugins run privileged pods (device access); clusters that enforce Pod Security need this label.
+PRIVILEGED_NAMESPACE = {"pod-security.kubernetes.io/enforce": "privileged", "app.kubernetes.io/managed-by": "gpu-dra"}
+
+
+class GpuDrivers(pulumi.ComponentResource):
+    """The driver namespace, the DRA driver chart and, during migration, the device plugin chart."""
+
+    def __init__(self, config: StackConfig, gpu_node_groups: list[pulumi.Resource], opts: pulumi.ResourceOptions):
+        super().__init__("gpu-dra:driver:GpuDrivers", "nvidia", None, opts)
+        settings = config.dra_driver
+        namespace = k8s.core.v1.Namespace(
+            "driver-namespace", metadata={"name": settings.namespace, "labels": PRIVILEGED_NAMESPACE},
+            opts=pulumi.ResourceOptions(parent=self))
+        # Waits for its namespace and for the GPU node groups it is wired to.
+        after = pulumi.ResourceOptions(parent=self, depends_on=[namespace, *gpu_node_groups])
+        k8s.helm.v4.Chart(
+            "nvidia-dra-driver", chart=driver.chart_reference(settings), version=settings.version,
+            namespace=settings.namespace, values=driver.dra_chart_values(config), opts=after)
+        if driver.device_plugin_needed(config):
+            k8s.helm.v4.Chart(
+                "nvidia-device-plugin", chart=driver.DEVICE_PLUGIN_CHART, version=driver.DEVICE_PLUGIN_VERSION,
+                repository_opts={"repo": driver.DEVICE_PLUGIN_REPOSITORY}, namespace=settings.namespace,
+                values=driver.device_plugin_values(config), opts=after)
+        self.register_outputs({})

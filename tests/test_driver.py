@@ -1,0 +1,206 @@
+"""NVIDIA's DRA driver chart and the device plugin: derived values, gates, keys that exist, disjoint nodes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from gpu_dra.core import driver
+from gpu_dra.core.config import AllocationMode, DraDriver, StackConfig
+from gpu_dra.core.loader import load_stack
+from gpu_dra.core.nodes import node_labels, node_taints
+from gpu_dra.core.scheduling import helm_merge, schedules_on
+
+from .conftest import ROOT, STACKS, Project
+from .test_config import _problems, _set
+from .test_program import program
+
+CHART_VALUES = ROOT.parent / "shared" / "fixtures" / "chart-values"
+PINNED_VALUES = {("dra-driver-nvidia-gpu", "0.4.1"): "dra-driver-nvidia-gpu-0.4.1.values.yaml",
+                 ("nvidia-dra-driver-gpu", "25.12.0"): "nvidia-dra-driver-gpu-25.12.0.values.yaml"}
+# NVIDIA/k8s-device-plugin deployments/helm/nvidia-device-plugin/values.yaml (commit 00f2a02): the default affinity
+# admits any node with NFD's NVIDIA PCI label or nvidia.com/gpu.present=true.
+DEVICE_PLUGIN_DEFAULTS: dict[str, Any] = {
+    "nodeSelector": {},
+    "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchExpressions": [{"key": "feature.node.kubernetes.io/pci-10de.present", "operator": "In",
+                               "values": ["true"]}]},
+        {"matchExpressions": [{"key": "feature.node.kubernetes.io/cpu-model.vendor_id", "operator": "In",
+                               "values": ["NVIDIA"]}]},
+        {"matchExpressions": [{"key": "nvidia.com/gpu.present", "operator": "In", "values": ["true"]}]}]}}},
+    "tolerations": [{"key": "CriticalAddonsOnly", "operator": "Exists"},
+                    {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+    "nvidiaDriverRoot": None,
+}
+NFD_GPU_LABELS = {"feature.node.kubernetes.io/pci-10de.present": "true"}
+
+
+def chart_defaults(chart: str, version: str) -> dict[str, Any]:
+    return yaml.safe_load((CHART_VALUES / PINNED_VALUES[(chart, version)]).read_text())
+
+
+def missing_keys(values: dict[str, Any], defaults: Any, path: str = "") -> list[str]:
+    """Paths set in `values` that the chart's values.yaml does not have; an empty map in the chart is free-form."""
+    missing = []
+    for key, value in values.items():
+        here = f"{path}.{key}" if path else key
+        if not isinstance(defaults, dict) or key not in defaults:
+            missing.append(here)
+        elif isinstance(value, dict) and defaults[key]:
+            missing += missing_keys(value, defaults[key], here)
+    return missing
+
+
+def config_with(**driver_fields: Any) -> StackConfig:
+    """prod's config with another (validated) draDriver block."""
+    config = load_stack(ROOT, "prod").config
+    return config.model_copy(update={"dra_driver": DraDriver.model_validate(driver_fields)})
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_every_value_set_exists_in_the_pinned_chart(stack: str) -> None:
+    config = load_stack(ROOT, stack).config
+    defaults = chart_defaults(config.dra_driver.chart.value, config.dra_driver.version)
+    assert missing_keys(driver.dra_chart_values(config), defaults) == []
+
+
+def test_every_value_set_exists_in_the_ngc_chart_too() -> None:
+    config = config_with(chart="nvidia-dra-driver-gpu", version="25.12.0", featureGates={"MPSSupport": True})
+    values = driver.dra_chart_values(config)
+    assert missing_keys(values, chart_defaults("nvidia-dra-driver-gpu", "25.12.0")) == []
+    # 25.x requires a control-plane node for its controller unless the affinity is replaced (EKS has none).
+    terms = values["controller"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    assert terms["nodeSelectorTerms"] == [{"matchExpressions": [
+        {"key": "gpu-dra.io/role", "operator": "In", "values": ["system"]}]}]
+
+
+def test_key_check_catches_a_removed_value() -> None:
+    """The check can fail: nvidiaCtkPath was removed from the chart and makes newer releases fail to render."""
+    assert missing_keys({"nvidiaCtkPath": "/usr/bin/nvidia-ctk"}, chart_defaults("dra-driver-nvidia-gpu", "0.4.1")) \
+        == ["nvidiaCtkPath"]
+
+
+def test_values_are_derived_from_the_node_groups() -> None:
+    values = driver.dra_chart_values(load_stack(ROOT, "prod").config)
+    assert values["nvidiaDriverRoot"] == "/"  # AL2023 and Bottlerocket NVIDIA AMIs carry the driver on the host
+    assert values["gpuResourcesEnabledOverride"] is True
+    assert values["resourceApiVersion"] == "resource.k8s.io/v1"
+    assert values["resources"] == {"gpus": {"enabled": True}, "computeDomains": {"enabled": False}}
+    assert values["controller"]["nodeSelector"] == {"gpu-dra.io/role": "system"}
+    assert values["logVerbosity"] == "4"
+
+
+def test_gpu_operator_driver_and_nvlink_change_the_values(project: Project) -> None:
+    def change(config: dict[str, Any]) -> None:
+        for group in config["gpu-dra:nodeGroups"]:
+            if group.get("allocationMode") != "device-plugin":
+                group["driver"] = "gpu-operator"
+        config["gpu-dra:nodeGroups"][0]["multiNodeNvlink"] = True
+    project.edit_stack("prod", change)
+    values = driver.dra_chart_values(load_stack(project.root, "prod").config)
+    assert values["nvidiaDriverRoot"] == "/run/nvidia/driver"
+    assert values["resources"]["computeDomains"]["enabled"] is True
+
+
+def test_dev_passes_its_driver_gates() -> None:
+    values = driver.dra_chart_values(load_stack(ROOT, "dev").config)
+    assert values["featureGates"] == {"TimeSlicingSettings": True}
+
+
+GATE_MISTAKES = [
+    ("unknown", {"TimeSlicing": True}, "gpu-dra:draDriver.featureGates.TimeSlicing: unknown driver gate"),
+    ("too-new", {"ConsumableShares": True}, "ConsumableShares arrives in driver release 0.5"),
+    ("dynamic-mig-mps", {"DynamicMIG": True, "MPSSupport": True}, "DynamicMIG and MPSSupport cannot both be on"),
+    ("passthrough-health", {"PassthroughSupport": True, "NVMLDeviceHealthCheck": True},
+     "PassthroughSupport and NVMLDeviceHealthCheck cannot both be on"),
+    ("metadata-needs-passthrough", {"DeviceMetadata": True}, "DeviceMetadata needs PassthroughSupport on"),
+    ("cliques-need-dns-names", {"IMEXDaemonsWithDNSNames": False},
+     "ComputeDomainCliques needs IMEXDaemonsWithDNSNames on"),
+    ("dynamic-mig-before-1.36", {"DynamicMIG": True}, "DynamicMIG needs the Kubernetes gate DRAPartitionableDevices"),
+]
+
+
+@pytest.mark.parametrize("gates,expected", [m[1:] for m in GATE_MISTAKES], ids=[m[0] for m in GATE_MISTAKES])
+def test_driver_gate_mistakes(project: Project, gates: dict[str, bool], expected: str) -> None:
+    project.edit_stack("prod", _set(["gpu-dra:draDriver", "featureGates"], gates))
+    problems = _problems(project)
+    assert any(expected in p for p in problems), problems
+
+
+def test_sharing_needs_its_gate(project: Project) -> None:
+    project.edit_stack("dev", _set(["gpu-dra:draDriver", "featureGates"], {}))
+    problems = _problems(project, "dev")
+    assert any("team research's template l4-shared uses TimeSlicing sharing, which the driver rejects unless "
+               "TimeSlicingSettings: true" in p for p in problems), problems
+
+
+def test_old_chart_is_rejected_with_the_reason(project: Project) -> None:
+    project.edit_stack("prod", _set(["gpu-dra:draDriver"], {"chart": "nvidia-dra-driver-gpu", "version": "25.8.1"}))
+    problems = _problems(project)
+    assert any("gpu-dra:draDriver.version: nvidia-dra-driver-gpu 25.8.1 is older than 25.12.0" in p
+               for p in problems), problems
+
+
+def _plugins(config: StackConfig, nfd: bool) -> list[tuple[str, bool, bool]]:
+    """Per node group: (name, DRA kubelet plugin lands there, device plugin lands there)."""
+    dra_pod = helm_merge(chart_defaults(config.dra_driver.chart.value, config.dra_driver.version)["kubeletPlugin"],
+                         driver.dra_chart_values(config)["kubeletPlugin"])
+    device_plugin_pod = helm_merge(DEVICE_PLUGIN_DEFAULTS, driver.device_plugin_values(config))
+    out = []
+    for group in config.node_groups:
+        labels = {**node_labels(group), **(NFD_GPU_LABELS if nfd else {})}
+        taints = [{"key": t.key, "value": t.value, "effect": t.effect.value} for t in node_taints(group)]
+        out.append((group.name, schedules_on(dra_pod, labels, taints),
+                    driver.device_plugin_needed(config) and schedules_on(device_plugin_pod, labels, taints)))
+    return out
+
+
+@pytest.mark.parametrize("nfd", [False, True], ids=["plain", "with-NFD-labels"])
+@pytest.mark.parametrize("stack", STACKS)
+def test_device_plugin_and_dra_plugin_never_share_a_node(stack: str, nfd: bool) -> None:
+    config = load_stack(ROOT, stack).config
+    modes = {g.name: g.allocation_mode for g in config.node_groups}
+    for name, dra, device_plugin in _plugins(config, nfd):
+        assert not (dra and device_plugin), name
+        assert dra == (modes[name] is AllocationMode.dra), name
+        assert device_plugin == (modes[name] is AllocationMode.device_plugin), name
+
+
+def test_without_our_values_nfd_labels_would_put_both_plugins_on_a_node() -> None:
+    """The check can fail: the charts' own affinities both admit an NFD-labelled GPU node."""
+    config = load_stack(ROOT, "prod").config
+    legacy = next(g for g in config.node_groups if g.allocation_mode is AllocationMode.device_plugin)
+    labels = {**node_labels(legacy), **NFD_GPU_LABELS}
+    dra_defaults = chart_defaults("dra-driver-nvidia-gpu", "0.4.1")["kubeletPlugin"]
+    assert schedules_on(dra_defaults, labels, []) and schedules_on(DEVICE_PLUGIN_DEFAULTS, labels, [])
+
+
+def test_user_taints_are_tolerated_by_the_plugins(project: Project) -> None:
+    project.edit_stack("prod", _set(["gpu-dra:nodeGroups", 0, "taints"],
+                                    [{"key": "dedicated", "value": "training", "effect": "NoSchedule"}]))
+    config = load_stack(project.root, "prod").config
+    assert ("h100", True, False) in _plugins(config, nfd=False)
+
+
+def test_charts_wait_for_namespace_and_gpu_node_groups() -> None:
+    run = program("prod")
+    charts = {r.name: r for r in run.by_type("kubernetes:helm.sh/v4:Chart")}
+    assert set(charts) == {"nvidia-dra-driver", "nvidia-device-plugin"}
+    dra = charts["nvidia-dra-driver"]
+    assert dra.inputs["chart"] == "oci://registry.k8s.io/dra-driver-nvidia/charts/dra-driver-nvidia-gpu"
+    assert dra.inputs["version"] == "0.4.1" and dra.inputs["namespace"] == "nvidia-dra-driver"
+    namespace = next(r for r in run.by_type("kubernetes:core/v1:Namespace") if r.name == "driver-namespace")
+    groups = [r.urn for r in run.by_type("eks:index:ManagedNodeGroup") if not r.name.endswith("-system")]
+    assert set(dra.dependencies) >= {namespace.urn, *groups}
+    assert charts["nvidia-device-plugin"].inputs["version"] == driver.DEVICE_PLUGIN_VERSION
+
+
+def test_no_device_plugin_without_device_plugin_groups() -> None:
+    assert [r.name for r in program("dev").by_type("kubernetes:helm.sh/v4:Chart")] == ["nvidia-dra-driver"]
+
+
+def test_shared_fixtures_are_present() -> None:
+    assert all((CHART_VALUES / name).exists() for name in PINNED_VALUES.values()), Path(CHART_VALUES)
