@@ -158,15 +158,33 @@ def _plugins(config: StackConfig, nfd: bool) -> list[tuple[str, bool, bool]]:
     return out
 
 
+def _assert_disjoint(config: StackConfig, nfd: bool) -> None:
+    groups = {g.name: g for g in config.node_groups}
+    for name, dra, device_plugin in _plugins(config, nfd):
+        group = groups[name]
+        assert not (dra and device_plugin), name
+        assert dra == (group.allocation_mode is AllocationMode.dra), name
+        # Bottlerocket device-plugin groups run the OS's built-in plugin, not the chart's.
+        chart_served = group.allocation_mode is AllocationMode.device_plugin and not group.ami_type.startswith("BOTTLE")
+        assert device_plugin == chart_served, name
+
+
 @pytest.mark.parametrize("nfd", [False, True], ids=["plain", "with-NFD-labels"])
 @pytest.mark.parametrize("stack", STACKS)
 def test_device_plugin_and_dra_plugin_never_share_a_node(stack: str, nfd: bool) -> None:
-    config = load_stack(ROOT, stack).config
-    modes = {g.name: g.allocation_mode for g in config.node_groups}
-    for name, dra, device_plugin in _plugins(config, nfd):
-        assert not (dra and device_plugin), name
-        assert dra == (modes[name] is AllocationMode.dra), name
-        assert device_plugin == (modes[name] is AllocationMode.device_plugin), name
+    _assert_disjoint(load_stack(ROOT, stack).config, nfd)
+
+
+def test_bottlerocket_legacy_group_keeps_its_builtin_plugin(project: Project) -> None:
+    def add_groups(config: dict[str, Any]) -> None:
+        config["gpu-dra:nodeGroups"].append({"name": "legacy-br", "instanceTypes": ["g5.xlarge"],
+                                             "amiType": "BOTTLEROCKET_x86_64_NVIDIA",
+                                             "allocationMode": "device-plugin", "scaling": {"min": 0, "desired": 0,
+                                                                                             "max": 1}})
+    project.edit_stack("prod", add_groups)
+    config = load_stack(project.root, "prod").config
+    _assert_disjoint(config, nfd=True)
+    assert ("legacy-br", False, False) in _plugins(config, nfd=True)
 
 
 def test_without_our_values_nfd_labels_would_put_both_plugins_on_a_node() -> None:

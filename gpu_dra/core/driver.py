@@ -23,7 +23,7 @@ from gpu_dra.core.config import (
     StackConfig,
     Team,
 )
-from gpu_dra.core.nodes import ALLOCATION_LABEL, SYSTEM_NODE_LABEL
+from gpu_dra.core.nodes import ALLOCATION_LABEL, DEVICE_PLUGIN_SOURCE_LABEL, SYSTEM_NODE_LABEL, device_plugin_source
 
 
 @dataclass(frozen=True)
@@ -216,7 +216,9 @@ def dra_chart_values(config: StackConfig) -> dict[str, Any]:
 
 
 def device_plugin_needed(config: StackConfig) -> bool:
-    return any(g.allocation_mode is AllocationMode.device_plugin for g in config.node_groups)
+    """NVIDIA's device plugin chart serves AL2023 device-plugin groups; Bottlerocket ones run their built-in plugin."""
+    return any(g.allocation_mode is AllocationMode.device_plugin and device_plugin_source(g) == "chart"
+               for g in config.node_groups)
 
 
 def device_plugin_values(config: StackConfig) -> dict[str, Any]:
@@ -224,7 +226,7 @@ def device_plugin_values(config: StackConfig) -> dict[str, Any]:
     sources = {g.driver for g in config.node_groups if g.allocation_mode is AllocationMode.device_plugin}
     root = DRIVER_ROOTS[sources.pop() if len(sources) == 1 else DriverSource.host]
     return {
-        "nodeSelector": {ALLOCATION_LABEL: "device-plugin"},
+        "nodeSelector": {ALLOCATION_LABEL: "device-plugin", DEVICE_PLUGIN_SOURCE_LABEL: "chart"},
         "affinity": _node_affinity(ALLOCATION_LABEL, "device-plugin"),
         "tolerations": _tolerations(config, AllocationMode.device_plugin),
         "nvidiaDriverRoot": root,

@@ -27,6 +27,8 @@ from gpu_dra.core.hardware import INSTANCE_TYPES
 
 ALLOCATION_LABEL = DEVICE_PLUGIN_NODE_LABEL[0]  # dra or device-plugin
 NODE_GROUP_LABEL = "gpu-dra.io/node-group"
+# Which device plugin serves a device-plugin group: Bottlerocket's built-in one, or NVIDIA's chart (AL2023 ships none).
+DEVICE_PLUGIN_SOURCE_LABEL = "gpu-dra.io/device-plugin"
 SYSTEM_NODE_LABEL = ("gpu-dra.io/role", "system")
 EKS_TAINT_EFFECTS = {"NoSchedule": "NO_SCHEDULE", "NoExecute": "NO_EXECUTE", "PreferNoSchedule": "PREFER_NO_SCHEDULE"}
 
@@ -47,7 +49,12 @@ def node_labels(group: NodeGroup) -> dict[str, str]:
         labels[ALLOCATION_LABEL] = "dra"
     else:
         labels[ALLOCATION_LABEL] = DEVICE_PLUGIN_NODE_LABEL[1]
+        labels[DEVICE_PLUGIN_SOURCE_LABEL] = device_plugin_source(group)
     return labels
+
+
+def device_plugin_source(group: NodeGroup) -> str:
+    return "bottlerocket" if is_bottlerocket(group.ami_type) else "chart"
 
 
 def node_taints(group: NodeGroup) -> list[Taint]:
