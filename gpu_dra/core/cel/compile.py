@@ -1,0 +1,103 @@
+"""Compile a DRA selector as the API server does when a DeviceClass or claim is written.
+
+Limits and messages follow k8s.io/dynamic-resource-allocation/cel (compile.go) and the resource API validation:
+at most 10 Ki characters, a bool (or dyn) result, regex literals valid. Two environments per (Kubernetes version,
+DRAConsumableCapacity): one types `device` as kubernetes.DRADevice for checking, one evaluates it as a map.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from cel_expr_python import cel
+from cel_expr_python.ext import ext_bindings, ext_optional, ext_strings
+
+from gpu_dra.core.cel import library
+from gpu_dra.core.cel.lexer import Token, regex_literals, tokenize, with_empty_domain_default
+
+MAX_EXPRESSION_LENGTH = 10 * 1024  # resource.CELSelectorExpressionMaxLength
+
+
+class CompileError(Exception):
+    """Why the API server would reject the expression; `kind` is syntax, type, result, length or regex."""
+
+    def __init__(self, kind: str, message: str):
+        self.kind = kind
+        self.message = message
+        super().__init__(message)
+
+
+@dataclass(frozen=True)
+class CompiledSelector:
+    expression: str
+    tokens: tuple[Token, ...]
+    program: Any  # cel Expression over the evaluation env
+    consumable_capacity: bool
+
+
+def _extensions() -> list[Any]:
+    # Strings v2 and Bindings (cel.bind) are in the Kubernetes base environment; optionals too (BASEENV).
+    return [ext_optional.ExtOptional(), ext_strings.ExtStrings(), ext_bindings.ExtBindings()]
+
+
+@cache
+def _checking_env(consumable_capacity: bool) -> Any:
+    device_type = "kubernetes.DRADeviceConsumableCapacity" if consumable_capacity else "kubernetes.DRADevice"
+    return cel.NewEnv(library.POOL, variables={"device": cel.Type(device_type)}, extensions=_extensions(),
+                      functions=library.function_decls())
+
+
+@cache
+def _evaluation_env() -> Any:
+    return cel.NewEnv(library.POOL, variables={"device": cel.Type.Map(cel.Type.STRING, cel.Type.DYN)},
+                      extensions=_extensions(), functions=library.function_decls())
+
+
+_ERROR_HEAD = re.compile(r"^(?:INVALID_ARGUMENT: )?ERROR: <input>:(\d+):(\d+): ")
+
+
+def _clean(message: str) -> str:
+    """The first diagnostic of cel-cpp's report, as `line:column: message` (the snippet lines are dropped)."""
+    first = message.strip().splitlines()[0]
+    match = _ERROR_HEAD.match(first)
+    text = _ERROR_HEAD.sub("", first).removesuffix(" [INVALID_ARGUMENT]")
+    return f"{match.group(1)}:{match.group(2)}: {text}" if match else text
+
+
+def _validate_regex(pattern: str) -> str | None:
+    """Compile the pattern with the runtime's own RE2 (what the API server's ValidateRegexLiterals checks)."""
+    probe = _evaluation_env().compile("''.matches(p)".replace("p", _cel_quote(pattern)))
+    result = probe.eval(data={"device": {}})
+    if result.type() == cel.Type.ERROR:
+        return str(result.value()).removeprefix("INVALID_ARGUMENT: ")
+    return None
+
+
+def _cel_quote(text: str) -> str:
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'").replace("\n", "\\n") + "'"
+
+
+def compile_selector(expression: str, consumable_capacity: bool = False) -> CompiledSelector:
+    """Compile and type check; raise CompileError with the API server's reason."""
+    if not expression.strip():
+        raise CompileError("syntax", "expression is empty")
+    if len(expression) > MAX_EXPRESSION_LENGTH:
+        raise CompileError("length", f"must have at most {MAX_EXPRESSION_LENGTH} bytes (has {len(expression)})")
+    try:
+        checked = _checking_env(consumable_capacity).compile(expression)
+    except RuntimeError as exc:
+        message = _clean(str(exc))
+        raise CompileError("syntax" if "Syntax error" in message else "type", message) from None
+    result = checked.return_type()
+    if result not in (cel.Type.BOOL, cel.Type.DYN):
+        raise CompileError("result", f"must evaluate to bool or the unknown type, not {result.name().lower()}")
+    tokens = tokenize(expression) or []
+    for pattern in regex_literals(tokens):
+        problem = _validate_regex(pattern)
+        if problem:
+            raise CompileError("regex", f"invalid regular expression {pattern!r}: {problem}")
+    program = _evaluation_env().compile(with_empty_domain_default(expression, tokens))
+    return CompiledSelector(expression, tuple(tokens), program, consumable_capacity)

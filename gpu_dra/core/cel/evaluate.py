@@ -1,0 +1,105 @@
+"""Evaluate a compiled selector on one device, as the scheduler's allocator does.
+
+The device is presented as Kubernetes builds it (k8s.io/dynamic-resource-allocation/cel compile.go): attributes
+and capacity grouped by domain, unprefixed names under the driver's domain, versions as semver values. A runtime
+error is reported, never treated as "no match": in the allocator it aborts the whole claim.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from cel_expr_python import cel
+
+from gpu_dra.core.cel import library
+from gpu_dra.core.cel.compile import CompiledSelector
+from gpu_dra.core.quantity import QuantityError
+
+
+@dataclass(frozen=True)
+class DeviceView:
+    """A device as CEL sees it, plus the problems found while building it (each aborts evaluation)."""
+
+    data: dict[str, Any]
+    problems: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class EvalResult:
+    matches: bool
+    error: str | None = None  # a runtime error: the scheduler aborts the claim
+
+
+def _qualified(name: str, driver: str) -> tuple[str, str]:
+    domain, _, ident = name.rpartition("/")
+    return (domain or driver), ident
+
+
+def _attribute_value(name: str, value: Mapping[str, Any]) -> Any:
+    if "int" in value:
+        return int(value["int"])
+    if "bool" in value:
+        return bool(value["bool"])
+    if "string" in value:
+        return str(value["string"])
+    if "version" in value:
+        try:
+            return library.parse_semver(str(value["version"]))
+        except library.SemverError as exc:
+            raise ValueError(f"attribute {name}: parse semantic version: {exc}") from None
+    raise ValueError(f"attribute {name}: unsupported attribute value")
+
+
+def device_view(driver: str, attributes: Mapping[str, Mapping[str, Any]] | None = None,
+                capacity: Mapping[str, Any] | None = None, allow_multiple_allocations: bool | None = None,
+                ) -> DeviceView:
+    """Build the CEL `device` from a ResourceSlice device (v1 shape: attributes {name: {int|bool|string|version}},
+    capacity {name: {value: quantity}} or {name: quantity})."""
+    problems = []
+    attribute_map: dict[str, dict[str, Any]] = {}
+    for name, value in (attributes or {}).items():
+        domain, ident = _qualified(name, driver)
+        try:
+            attribute_map.setdefault(domain, {})[ident] = _attribute_value(name, value)
+        except ValueError as exc:
+            problems.append(str(exc))
+    capacity_map: dict[str, dict[str, Any]] = {}
+    for name, value in (capacity or {}).items():
+        domain, ident = _qualified(name, driver)
+        text = value.get("value") if isinstance(value, Mapping) else value
+        try:
+            capacity_map.setdefault(domain, {})[ident] = library.make_quantity(str(text))
+        except QuantityError as exc:
+            problems.append(f"capacity {name}: {exc}")
+    data: dict[str, Any] = {"driver": driver, "attributes": attribute_map, "capacity": capacity_map}
+    data["allowMultipleAllocations"] = bool(allow_multiple_allocations)
+    return DeviceView(data, tuple(problems))
+
+
+_NOT_FOUND = re.compile(r'^NOT_FOUND: Key not found in map : "?(.*?)"?$')
+
+
+def runtime_error_text(message: str) -> str:
+    """cel-cpp's error in the words of cel-go, which is what users see from the scheduler."""
+    match = _NOT_FOUND.match(message)
+    if match:
+        return f"no such key: {match.group(1)}"
+    return re.sub(r"^[A-Z_]+: ", "", message)
+
+
+def evaluate(selector: CompiledSelector, device: DeviceView) -> EvalResult:
+    if device.problems:
+        return EvalResult(False, device.problems[0])
+    data = device.data
+    if not selector.consumable_capacity and "allowMultipleAllocations" in data:
+        data = {k: v for k, v in data.items() if k != "allowMultipleAllocations"}
+    result = selector.program.eval(data={"device": data})
+    if result.type() == cel.Type.ERROR:
+        return EvalResult(False, runtime_error_text(str(result.value())))
+    value = result.value()
+    if not isinstance(value, bool):
+        return EvalResult(False, f"expression must evaluate to bool, got {type(value).__name__}")
+    return EvalResult(value)

@@ -1,0 +1,104 @@
+"""The DRA CEL engine: compile-time rejections of the API server and per-device semantics of the scheduler."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpu_dra.core.cel import CompileError, compile_selector, device_view, evaluate
+
+H100 = device_view(
+    "gpu.nvidia.com",
+    {"productName": {"string": "NVIDIA H100 80GB HBM3"}, "type": {"string": "gpu"},
+     "cudaComputeCapability": {"version": "9.0.0"}, "driverVersion": {"version": "580.105.8"},
+     "resource.kubernetes.io/pcieRoot": {"string": "pci0000:44"}},
+    {"memory": {"value": "81559Mi"}})
+
+GUIDE = ("device.driver == 'gpu.nvidia.com' && "
+         "device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('20Gi')) >= 0 && "
+         "device.attributes['gpu.nvidia.com'].productName.matches('A100|H100|H200')")
+
+
+def run(expression: str, device=H100, consumable_capacity: bool = False):
+    return evaluate(compile_selector(expression, consumable_capacity), device)
+
+
+@pytest.mark.parametrize("expression,matches", [
+    (GUIDE, True),
+    ("device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('80Gi')) >= 0", False),  # 81559Mi < 80Gi
+    ("device.capacity['gpu.nvidia.com'].memory.isGreaterThan(quantity('79Gi'))", True),
+    ("quantity('1Gi') == quantity('1024Mi')", True),
+    ("quantity('1Gi').add(quantity('1Gi')) == quantity('2Gi') && quantity('2').sub(1) == quantity('1')", True),
+    ("quantity('1.5').isInteger() == false && quantity('1k').asInteger() == 1000", True),
+    ("quantity('-3').sign() == -1 && quantity('500m').asApproximateFloat() == 0.5", True),
+    ("isQuantity('20Gi') && !isQuantity('20 GB')", True),
+    ("device.attributes['gpu.nvidia.com'].cudaComputeCapability.isGreaterThan(semver('8.0.0'))", True),
+    ("device.attributes['gpu.nvidia.com'].driverVersion.compareTo(semver('570', true)) >= 0", True),
+    ("semver('1.2.3').isLessThan(semver('1.10.0')) && semver('1.0.0-rc.1').isLessThan(semver('1.0.0'))", True),
+    ("semver('v01.2', true) == semver('1.2.0') && semver('1.2.3').major() == 1", True),
+    ("isSemver('1.2.3') && !isSemver('1.2') && isSemver('1.2', true)", True),
+    ("device.attributes['resource.kubernetes.io'].pcieRoot == 'pci0000:44'", True),
+    ("device.attributes['no-such-domain'].size() == 0", True),            # unknown domain: empty map
+    ("'no-such-domain' in device.attributes", False),                      # ...but not a member
+    ("has(device.attributes['no-such-domain'].x)", False),
+    ("device.attributes['gpu.nvidia.com'].?memory.orValue(0) == 0", True),  # optional chaining
+    ("cel.bind(a, device.attributes['gpu.nvidia.com'], a.type == 'gpu')", True),
+    ("'asymetric'.matches('[^a]?sym')", True),                             # RE2, unanchored
+    ("device.attributes['gpu.nvidia.com'].productName.find('H[0-9]+') == 'H100'", True),
+    ("'a1b2'.findAll('[0-9]') == ['1', '2'] && 'a1b2'.findAll('[0-9]', 1) == ['1']", True),
+    ("device.attributes['gpu.nvidia.com'].productName.lowerAscii().contains('h100')", True),
+])
+def test_evaluates_like_kubernetes(expression: str, matches: bool) -> None:
+    result = run(expression)
+    assert result.error is None
+    assert result.matches is matches
+
+
+@pytest.mark.parametrize("expression,error", [
+    ("device.attributes['gpu.nvidia.com'].memory == 1", "no such key: memory"),
+    ("device.capacity['gpu.nvidia.com'].cores.isInteger()", "no such key: cores"),
+    ("quantity('1.5').asInteger() == 1", "cannot convert value to integer"),
+])
+def test_runtime_errors_are_reported_not_swallowed(expression: str, error: str) -> None:
+    result = run(expression)
+    assert result.error == error and result.matches is False
+
+
+def test_bad_version_attribute_is_a_runtime_error() -> None:
+    device = device_view("gpu.nvidia.com", {"driverVersion": {"version": "580.105.08"}})
+    result = run("device.driver == 'gpu.nvidia.com'", device)
+    assert result.error is not None and "attribute driverVersion: parse semantic version" in result.error
+
+
+@pytest.mark.parametrize("expression,kind,message", [
+    # The migration guide's template: quantities have no >= and memory is not an attribute.
+    ('device.attributes["gpu.nvidia.com"].memory.quantity >= quantity("20Gi")', "type",
+     "found no matching overload for '_>=_' applied to '(dyn, kubernetes.Quantity)'"),
+    ("quantity('1Gi') >= quantity('1Mi')", "type",
+     "found no matching overload for '_>=_' applied to '(kubernetes.Quantity, kubernetes.Quantity)'"),
+    ("device.atributes.size() > 0", "type", "undefined field 'atributes'"),
+    ("device.allowMultipleAllocations", "type", "undefined field 'allowMultipleAllocations'"),
+    ("device.driver", "result", "must evaluate to bool or the unknown type, not string"),
+    ("1 + 1", "result", "not int"),
+    ("device.driver ==", "syntax", "Syntax error"),
+    ("", "syntax", "expression is empty"),
+    ("device.attributes['gpu.nvidia.com'].productName.matches('[')", "regex", "invalid regular expression '['"),
+    ("true && " * 1300 + "true", "length", "must have at most 10240 bytes"),
+])
+def test_api_server_rejections(expression: str, kind: str, message: str) -> None:
+    with pytest.raises(CompileError) as caught:
+        compile_selector(expression)
+    assert caught.value.kind == kind
+    assert message in caught.value.message
+
+
+def test_allow_multiple_allocations_only_with_consumable_capacity() -> None:
+    device = device_view("gpu.nvidia.com", {}, {}, allow_multiple_allocations=True)
+    assert run("device.allowMultipleAllocations", device, consumable_capacity=True).matches is True
+    assert run("device.allowMultipleAllocations", device_view("gpu.nvidia.com"),
+               consumable_capacity=True).matches is False
+
+
+def test_unprefixed_names_belong_to_the_driver_domain() -> None:
+    device = device_view("dra.example.com", {"model": {"string": "x"}, "other.io/model": {"string": "y"}})
+    assert run("device.attributes['dra.example.com'].model == 'x' && "
+               "device.attributes['other.io'].model == 'y'", device).matches is True
