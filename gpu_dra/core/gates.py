@@ -1,0 +1,76 @@
+"""Kubernetes DRA feature gates per version (1.33 to 1.37), and which API fields each guards.
+
+One row per gate and version, from ../shared/docs/kubernetes-dra.md section 2 (derived from the versioned gate
+specs in kubernetes/kubernetes pkg/features, KF-135 and KF-137, cross-checked with the 1.34 and 1.36 DRA blogs).
+1.37 was a pre-release when read. On EKS a gate is its upstream default (EKS runs no alpha gates and lets no one
+set them); an existing cluster declares its own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+VERSIONS = ("1.33", "1.34", "1.35", "1.36", "1.37")
+SOURCE = "kubernetes-dra.md section 2 (pkg/features versioned specs KF-135, KF-137; BLOG-134, BLOG-136)"
+
+
+@dataclass(frozen=True)
+class GateState:
+    stage: str  # alpha, beta, ga
+    default: bool
+
+
+# gate -> per version (None: the gate does not exist yet)
+_TABLE: dict[str, tuple[tuple[str, bool] | None, ...]] = {
+    #                              1.33              1.34              1.35              1.36              1.37
+    "DynamicResourceAllocation": (("beta", False), ("ga", True), ("ga", True), ("ga", True), ("ga", True)),
+    "DRAAdminAccess": (("alpha", False), ("beta", True), ("beta", True), ("ga", True), ("ga", True)),
+    "DRAPrioritizedList": (("alpha", False), ("beta", True), ("beta", True), ("ga", True), ("ga", True)),
+    "DRADeviceTaints": (("alpha", False), ("alpha", False), ("alpha", False), ("beta", True), ("ga", True)),
+    "DRADeviceTaintRules": (None, None, ("alpha", False), ("beta", False), ("ga", True)),
+    "DRAPartitionableDevices": (("alpha", False), ("alpha", False), ("alpha", False), ("beta", True),
+                                ("beta", True)),
+    "DRAExtendedResource": (None, ("alpha", False), ("alpha", False), ("beta", True), ("ga", True)),
+    "DRAConsumableCapacity": (None, ("alpha", False), ("alpha", False), ("beta", True), ("beta", True)),
+    "DRADeviceBindingConditions": (None, ("alpha", False), ("alpha", False), ("beta", True), ("beta", True)),
+    "DRAResourceClaimDeviceStatus": (("beta", True), ("beta", True), ("beta", True), ("beta", True),
+                                     ("ga", True)),
+    "DRASchedulerFilterTimeout": (None, ("beta", True), ("beta", True), ("beta", True), ("beta", True)),
+    "DRAListTypeAttributes": (None, None, None, ("alpha", False), ("alpha", False)),
+    "DRANodeAllocatableResources": (None, None, None, ("alpha", False), ("alpha", False)),
+    "DRAWorkloadResourceClaims": (None, None, None, ("alpha", False), ("beta", False)),
+}
+
+GATES = tuple(_TABLE)
+
+
+def state(gate: str, version: str) -> GateState | None:
+    """The gate's stage and default at a Kubernetes minor version, or None where it does not exist."""
+    row = _TABLE[gate][VERSIONS.index(version)]
+    return GateState(*row) if row else None
+
+
+def enabled(gate: str, version: str, platform: str, declared: dict[str, bool] | None = None) -> bool:
+    """Whether the gate is on: EKS runs the upstream default; an existing cluster may declare otherwise."""
+    current = state(gate, version)
+    if current is None:
+        return False
+    if platform == "existing" and declared and gate in declared:
+        return declared[gate]
+    return current.default
+
+
+@dataclass(frozen=True)
+class GuardedField:
+    gate: str
+    what: str
+
+
+# Which resource.k8s.io/v1 fields each gate guards (API-134 `+featureGate` tags; kubernetes-dra.md 1.1-1.2).
+EXTENDED_RESOURCE = GuardedField("DRAExtendedResource", "DeviceClass spec.extendedResourceName")
+PRIORITIZED_LIST = GuardedField("DRAPrioritizedList", "firstAvailable")
+ADMIN_ACCESS = GuardedField("DRAAdminAccess", "adminAccess")
+DEVICE_TAINTS = GuardedField("DRADeviceTaints", "tolerations")
+CAPACITY_REQUESTS = GuardedField("DRAConsumableCapacity", "capacity requests")
+DISTINCT_ATTRIBUTE = GuardedField("DRAConsumableCapacity", "distinctAttribute")
+MULTIPLE_ALLOCATIONS = GuardedField("DRAConsumableCapacity", "device.allowMultipleAllocations in CEL")
