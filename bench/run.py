@@ -41,6 +41,32 @@ def timed(command: list[str]) -> list[float]:
     return times
 
 
+def cel_throughput() -> list[str]:
+    """Compile and evaluation throughput of the CEL engine, in-process (what lint and explain pay per selector)."""
+    from gpu_dra.core.cel import compile_selector, device_view, evaluate
+
+    selector = ("device.driver == 'gpu.nvidia.com' && "
+                "device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('20Gi')) >= 0 && "
+                "device.attributes['gpu.nvidia.com'].productName.matches('A100|H100|H200')")
+    compile_selector(selector)  # warm the environments
+    rows = []
+    count = 2000
+    start = time.perf_counter()
+    for i in range(count):
+        compile_selector(f"{selector} && {i} >= 0")  # distinct expressions: nothing cached
+    rate = count / (time.perf_counter() - start)
+    rows.append(f"| compile a selector (cel-expr-python checker + regex literal check) | {rate:,.0f}/s |")
+    compiled = compile_selector(selector)
+    device = device_view("gpu.nvidia.com", {"productName": {"string": "NVIDIA H100 80GB HBM3"},
+                                            "type": {"string": "gpu"}}, {"memory": {"value": "81559Mi"}})
+    count = 50000
+    start = time.perf_counter()
+    for _ in range(count):
+        evaluate(compiled, device)
+    rows.append(f"| evaluate it on one device | {count / (time.perf_counter() - start):,.0f}/s |")
+    return rows
+
+
 def main() -> int:
     gpu_dra = str(Path(sys.executable).parent / "gpu-dra")
     print(f"Machine: {machine()}")
@@ -53,6 +79,16 @@ def main() -> int:
             times = timed(command)
             shown = f"gpu-dra preview --stack {stack}"
             print(f"| `{shown}` | {min(times):.2f} | {statistics.median(times):.2f} | {max(times):.2f} |")
+        guide = str(ROOT / "examples" / "guide-gpu-20gb-any.yaml")
+        times = []
+        for _ in range(RUNS):
+            start = time.perf_counter()
+            subprocess.run([gpu_dra, "lint", guide], cwd=ROOT, capture_output=True)  # exits 1: it has errors
+            times.append(time.perf_counter() - start)
+        print(f"| `gpu-dra lint examples/guide-gpu-20gb-any.yaml` | {min(times):.2f} | {statistics.median(times):.2f} "
+              f"| {max(times):.2f} |")
+    print("\n| CEL engine, in-process | throughput |\n|---|---|")
+    print("\n".join(cel_throughput()))
     return 0
 
 

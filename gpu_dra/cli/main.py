@@ -67,6 +67,18 @@ def kubernetes_objects(run: Any) -> list[dict[str, Any]]:
     return objects
 
 
+class _BlockDumper(yaml.SafeDumper):
+    """Multi-line strings (CEL expressions) as `|` blocks, the way people write them."""
+
+
+_BlockDumper.add_representer(str, lambda dumper, text: dumper.represent_scalar(
+    "tag:yaml.org,2002:str", text, style="|" if "\n" in text else None))
+
+
+def dump_yaml(data: Any) -> str:
+    return yaml.dump(data, Dumper=_BlockDumper, sort_keys=False)
+
+
 def write_manifests(objects: list[dict[str, Any]], out: Path) -> list[Path]:
     """One YAML file per object under `out/<namespace or _cluster>/`, replacing what a previous run wrote."""
     if out.exists():
@@ -79,7 +91,7 @@ def write_manifests(objects: list[dict[str, Any]], out: Path) -> list[Path]:
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / f"{obj['kind'].lower()}-{meta['name']}.yaml"
         ordered = {k: obj[k] for k in ("apiVersion", "kind", "metadata", "spec") if k in obj}
-        path.write_text(yaml.safe_dump(ordered, sort_keys=False), encoding="utf-8")
+        path.write_text(dump_yaml(ordered), encoding="utf-8")
         written.append(path)
     return written
 
@@ -155,6 +167,71 @@ def cmd_schema(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _feature_gates(text: str) -> dict[str, bool]:
+    gates: dict[str, bool] = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        name, sep, value = item.partition("=")
+        if not sep or value.lower() not in ("true", "false"):
+            raise UsageError(f"--feature-gates: {item!r} is not Name=true or Name=false")
+        gates[name] = value.lower() == "true"
+    return gates
+
+
+def cmd_lint(args: argparse.Namespace) -> int:
+    from gpu_dra.core import driver
+    from gpu_dra.core.config import DraDriver
+    from gpu_dra.core.gates import VERSIONS
+    from gpu_dra.core.loader import parse_documents
+    from gpu_dra.core.manifest_lint import Target, fixed_object, lint_object, objects_in, severity_counts
+
+    if args.kubernetes_version not in VERSIONS:
+        raise UsageError(f"--kubernetes-version {args.kubernetes_version}: known versions {', '.join(VERSIONS)}")
+    try:
+        chart = DraDriver.model_validate({"chart": args.chart, "version": args.chart_version})
+    except Exception:
+        raise UsageError(f"--chart {args.chart} --chart-version {args.chart_version}: not a pinned chart version "
+                         "such as 0.4.1 or 25.12.0") from None
+    target = Target(args.kubernetes_version, args.platform, _feature_gates(args.feature_gates or ""),
+                    driver.release_level(chart))
+    findings = []
+    objects = []
+    for path in args.paths:
+        name = "<stdin>" if path == "-" else path
+        try:
+            text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            raise UsageError(f"{name}: cannot read: {getattr(error, 'strerror', None) or error}") from None
+        for obj in objects_in(name, parse_documents(text, name)):
+            objects.append(obj)
+            findings.extend(lint_object(obj, target))
+    counts = severity_counts(findings)
+    if args.format == "json":
+        print(json.dumps({"findings": [f.as_dict() for f in findings]}, indent=2))
+    else:
+        _print_lint(objects, findings, counts, fixed_object)
+    return EXIT_FINDINGS if counts["error"] else EXIT_OK
+
+
+def _print_lint(objects: list[Any], findings: list[Any], counts: dict[str, int], fixer: Any) -> None:
+    if not objects:
+        print("no DeviceClass, ResourceClaim or ResourceClaimTemplate found")
+        return
+    for obj in objects:
+        mine = [f for f in findings if f.object == obj.name and f.file == obj.file]
+        status = "ok" if not mine else f"{len(mine)} finding(s)"
+        print(f"{obj.file}:{obj.line(('kind',)) or 1}: {obj.name}: {status}")
+        for finding in mine:
+            print(f"  {finding.severity:7} {finding.rule}  {finding.path} (line {finding.line})")
+            print(f"          {finding.message}")
+            if finding.fix:
+                print(f"          fix: {finding.fix}")
+        fixed = fixer(obj) if any(f.severity == "error" for f in mine) else None
+        if fixed is not None:
+            print(f"  corrected {obj.name}:")
+            print("    " + dump_yaml(fixed).rstrip().replace("\n", "\n    "))
+    print(f"{len(objects)} object(s): {counts['error']} error(s), {counts['warning']} warning(s)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="gpu-dra", description="GPU scheduling on EKS with Kubernetes DRA.")
     parser.add_argument("--version", action="version", version=f"gpu-dra {__version__}")
@@ -172,6 +249,18 @@ def build_parser() -> argparse.ArgumentParser:
     render.add_argument("--stack", required=True)
     render.add_argument("--out", required=True, help="output directory")
     render.set_defaults(func=cmd_render)
+
+    lint = verbs.add_parser("lint", help="check DeviceClass/ResourceClaim(Template) YAML offline: schema, CEL, "
+                                         "lint rules, feature gates")
+    lint.add_argument("paths", nargs="+", metavar="PATH", help="YAML files (multi-document or kind: List), or -")
+    lint.add_argument("--kubernetes-version", default="1.34", help="target Kubernetes minor version (default 1.34)")
+    lint.add_argument("--platform", choices=["eks", "existing"], default="eks",
+                      help="eks: upstream gate defaults, no alpha; existing: --feature-gates apply")
+    lint.add_argument("--feature-gates", help="gates of an existing cluster, e.g. DRAConsumableCapacity=true")
+    lint.add_argument("--chart", default="dra-driver-nvidia-gpu", help="NVIDIA DRA chart line (attribute catalog)")
+    lint.add_argument("--chart-version", default="0.4.1", help="NVIDIA DRA chart version (default 0.4.1)")
+    lint.add_argument("--format", choices=["text", "json"], default="text")
+    lint.set_defaults(func=cmd_lint)
 
     schema = verbs.add_parser("schema", help="print the JSON Schema of stack or team files, for editors")
     schema.add_argument("file", choices=["stack", "team"], nargs="?", default="stack")

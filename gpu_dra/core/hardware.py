@@ -17,6 +17,7 @@ class GpuModel:
     memory: str
     compute_capability: str
     architecture: str
+    marketing_gb: int  # the size in the name or spec sheet; the driver reports less for most boards
     source: str
     status: str  # "verified" or "estimated"
 
@@ -31,25 +32,25 @@ class InstanceType:
 
 
 GPU_MODELS: dict[str, GpuModel] = {m.key: m for m in (
-    GpuModel("A100-40GB", "NVIDIA A100-SXM4-40GB", "40Gi", "8.0.0", "Ampere",
+    GpuModel("A100-40GB", "NVIDIA A100-SXM4-40GB", "40Gi", "8.0.0", "Ampere", 40,
              "real EKS p4d ResourceSlice; bottlerocket-core-kit PR #834", "verified"),
-    GpuModel("A100-80GB", "NVIDIA A100-SXM4-80GB", "80Gi", "8.0.0", "Ampere",
+    GpuModel("A100-80GB", "NVIDIA A100-SXM4-80GB", "80Gi", "8.0.0", "Ampere", 80,
              "NVIDIA/mig-parted #31; GKE dump", "verified"),
-    GpuModel("H100-80GB", "NVIDIA H100 80GB HBM3", "81559Mi", "9.0.0", "Hopper",
+    GpuModel("H100-80GB", "NVIDIA H100 80GB HBM3", "81559Mi", "9.0.0", "Hopper", 80,
              "real EKS p5 ResourceSlice (../shared/fixtures/resourceslices)", "verified"),
-    GpuModel("H200", "NVIDIA H200", "143771Mi", "9.0.0", "Hopper",
+    GpuModel("H200", "NVIDIA H200", "143771Mi", "9.0.0", "Hopper", 141,
              "GKE H200 dump; NVIDIA/mig-parted #120", "verified"),
-    GpuModel("B200", "NVIDIA B200", "183359Mi", "10.0.0", "Blackwell",
+    GpuModel("B200", "NVIDIA B200", "183359Mi", "10.0.0", "Blackwell", 180,
              "NVIDIA/TensorRT-LLM #10278; pytorch/ao PR #4002 (architecture from go-nvlib)", "verified"),
-    GpuModel("A10G", "NVIDIA A10G", "23028Mi", "8.6.0", "Ampere",
+    GpuModel("A10G", "NVIDIA A10G", "23028Mi", "8.6.0", "Ampere", 24,
              "NVIDIA/k8s-device-plugin #344; NVIDIA/DCGM #232", "verified"),
-    GpuModel("L4", "NVIDIA L4", "23034Mi", "8.9.0", "Ada Lovelace",
+    GpuModel("L4", "NVIDIA L4", "23034Mi", "8.9.0", "Ada Lovelace", 24,
              "modal-labs/modal-client PR #2797", "verified"),
-    GpuModel("L40S", "NVIDIA L40S", "46068Mi", "8.9.0", "Ada Lovelace",
+    GpuModel("L40S", "NVIDIA L40S", "46068Mi", "8.9.0", "Ada Lovelace", 48,
              "akash-network/provider-configs PR #95; isaac-sim/IsaacSim #228", "verified"),
-    GpuModel("T4", "Tesla T4", "15360Mi", "7.5.0", "Turing",
+    GpuModel("T4", "Tesla T4", "15360Mi", "7.5.0", "Turing", 16,
              "NVIDIA/k8s-device-plugin #390 (ECC on, drivers 535-580)", "verified"),
-    GpuModel("T4G", "NVIDIA T4G", "15360Mi", "7.5.0", "Turing",
+    GpuModel("T4G", "NVIDIA T4G", "15360Mi", "7.5.0", "Turing", 16,
              "assumed equal to T4 (same TU104 board); no ResourceSlice seen", "estimated"),
 )}
 

@@ -53,7 +53,7 @@ def available_stacks(root: Path) -> list[str]:
 # --------------------------------------------------------------------------------------------- YAML with lines
 
 
-class _Located:
+class Located:
     """A parsed YAML document plus the line of every key and list item, for messages and SARIF."""
 
     def __init__(self, data: Any, lines: dict[Loc, int]):
@@ -80,7 +80,27 @@ def _collect_lines(node: yaml.Node, loc: Loc, lines: dict[Loc, int]) -> None:
             _collect_lines(item, loc + (index,), lines)
 
 
-def read_yaml(path: Path, display: str) -> _Located:
+def parse_documents(text: str, display: str) -> list[Located]:
+    """Every document of a multi-document YAML text, with lines; a syntax error becomes a ConfigError."""
+    try:
+        nodes = list(yaml.compose_all(text, Loader=yaml.SafeLoader))
+        documents = list(yaml.safe_load_all(text))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark else None
+        where = f" (line {line})" if line else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ConfigError([Problem(display, "", f"not valid YAML{where}: {problem}", line)]) from None
+    located = []
+    for node, data in zip(nodes, documents, strict=True):
+        lines: dict[Loc, int] = {}
+        if node is not None:
+            _collect_lines(node, (), lines)
+        located.append(Located(data, lines))
+    return located
+
+
+def read_yaml(path: Path, display: str) -> Located:
     """Parse one YAML document; unreadable or malformed files become a ConfigError naming the file and line."""
     try:
         text = path.read_text(encoding="utf-8")
@@ -88,19 +108,10 @@ def read_yaml(path: Path, display: str) -> _Located:
         raise ConfigError([Problem(display, "", f"cannot read: {exc.strerror}")]) from None
     except UnicodeDecodeError:
         raise ConfigError([Problem(display, "", "is not UTF-8 text; save it as UTF-8")]) from None
-    try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark else None
-        where = f" (line {line})" if line else ""
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise ConfigError([Problem(display, "", f"not valid YAML{where}: {problem}", line)]) from None
-    lines: dict[Loc, int] = {}
-    if node is not None:
-        _collect_lines(node, (), lines)
-    return _Located(data, lines)
+    documents = parse_documents(text, display)
+    if len(documents) > 1:
+        raise ConfigError([Problem(display, "", "holds several YAML documents (---); keep one")])
+    return documents[0] if documents else Located(None, {})
 
 
 # --------------------------------------------------------------------------------------------- pydantic errors
@@ -172,7 +183,7 @@ _MESSAGES = {
 }
 
 
-def _problems_from_validation(error: ValidationError, model: type[BaseModel], file: str, located: _Located,
+def _problems_from_validation(error: ValidationError, model: type[BaseModel], file: str, located: Located,
                               in_file: Callable[[Loc], Loc] = lambda loc: loc,
                               shown: Callable[[Loc], str] = format_path) -> list[Problem]:
     """Turn pydantic's errors into one Problem each, in the user's vocabulary.
@@ -229,7 +240,7 @@ def _decode(key: str, value: Any) -> Any:
     return value
 
 
-def _stack_values_from_file(located: _Located, display: str) -> dict[str, Any]:
+def _stack_values_from_file(located: Located, display: str) -> dict[str, Any]:
     data = located.data
     if data is None:
         data = {}
@@ -243,7 +254,7 @@ def _stack_values_from_file(located: _Located, display: str) -> dict[str, Any]:
     return values
 
 
-def stack_values(root: Path, stack: str) -> tuple[dict[str, Any], _Located]:
+def stack_values(root: Path, stack: str) -> tuple[dict[str, Any], Located]:
     """The `config:` map of a stack file as written (secure values replaced by a placeholder), and its lines."""
     path = stack_file(root, stack)
     display = str(path.relative_to(root))
@@ -264,11 +275,11 @@ def load_stack_from_engine(root: Path, stack: str, values: Mapping[str, Any]) ->
     """Load a stack from the config the Pulumi engine passed (`pulumi up`), keeping line numbers from the file."""
     path = stack_file(root, stack)
     display = str(path.relative_to(root))
-    located = read_yaml(path, display) if path.exists() else _Located({}, {})
+    located = read_yaml(path, display) if path.exists() else Located({}, {})
     return build_stack(root, stack, {k: _decode(k, v) for k, v in values.items()}, located)
 
 
-def build_stack(root: Path, stack: str, values: Mapping[str, Any], located: _Located) -> Stack:
+def build_stack(root: Path, stack: str, values: Mapping[str, Any], located: Located) -> Stack:
     display = str(stack_file(root, stack).relative_to(root))
     problems: list[Problem] = []
     ours = {k[len(PREFIX):]: v for k, v in values.items() if k.startswith(PREFIX)}
@@ -306,11 +317,11 @@ def build_stack(root: Path, stack: str, values: Mapping[str, Any], located: _Loc
     return Stack(name=stack, config=config, teams=teams)
 
 
-def _at(located: _Located, key: str, *loc: str | int) -> int | None:
+def _at(located: Located, key: str, *loc: str | int) -> int | None:
     return located.line(("config", PREFIX + key) + loc)
 
 
-def _stack_rules(config: StackConfig, file: str, located: _Located) -> list[Problem]:
+def _stack_rules(config: StackConfig, file: str, located: Located) -> list[Problem]:
     """Rules that need more than one object of the stack file."""
     problems = []
 
@@ -436,7 +447,7 @@ def _apply_hosting(team: Team, hosting: TeamHosting | None) -> Team:
     return team.model_copy(update={"quota": quota})
 
 
-def _team_rules(config: StackConfig, teams: list[Team], file: str, located: _Located) -> list[Problem]:
+def _team_rules(config: StackConfig, teams: list[Team], file: str, located: Located) -> list[Problem]:
     problems = []
     declared = {c.name for c in config.device_classes} | set(nvidia.CHART_DEVICE_CLASSES)
     for team in teams:

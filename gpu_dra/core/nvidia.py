@@ -1,7 +1,8 @@
-"""Facts about NVIDIA's DRA driver chart that config validation and manifests share.
+"""Facts about NVIDIA's DRA driver that config validation, manifests and lint share.
 
-Source: ../shared/docs/nvidia-dra-driver.md sections 0 and 3 (chart templates deviceclass-*.yaml, identical in
-nvidia-dra-driver-gpu 25.12.0 and dra-driver-nvidia-gpu 0.4.1).
+Sources: ../shared/docs/nvidia-dra-driver.md section 3 (chart templates deviceclass-*.yaml, identical in
+nvidia-dra-driver-gpu 25.12.0 and dra-driver-nvidia-gpu 0.4.1) and section 4 (what the kubelet plugin publishes,
+per release: cmd/gpu-kubelet-plugin/deviceinfo.go, partitions.go, mig.go).
 """
 
 from __future__ import annotations
@@ -9,11 +10,67 @@ from __future__ import annotations
 import fnmatch
 
 DRIVER_NAME = "gpu.nvidia.com"
+STANDARD_DOMAIN = "resource.kubernetes.io"
 
 # DeviceClasses the chart installs; a stack may not define them itself.
 CHART_DEVICE_CLASSES = ("gpu.nvidia.com", "mig.nvidia.com", "vfio.gpu.nvidia.com",
                         "compute-domain-daemon.nvidia.com", "compute-domain-default-channel.nvidia.com")
 _CHART_CLASS_PATTERNS = ("compute-domain-*.nvidia.com",)
+# The device type each chart class admits (its selector: `device.attributes['gpu.nvidia.com'].type == ...`).
+CHART_CLASS_DEVICE_TYPES = {"gpu.nvidia.com": "gpu", "mig.nvidia.com": "mig", "vfio.gpu.nvidia.com": "vfio"}
+
+DEVICE_TYPES = ("gpu", "mig", "vfio")
+
 
 def is_chart_device_class(name: str) -> bool:
     return name in CHART_DEVICE_CLASSES or any(fnmatch.fnmatch(name, p) for p in _CHART_CLASS_PATTERNS)
+
+
+# --------------------------------------------------------------------------------------------- what is published
+# Release levels in the 0.x numbering: 0.1 = 25.3, 0.2 = 25.8, 0.3 = 25.12, 0.4 = 0.4.x (gpu_dra.core.driver).
+_COMMON = {"type", "uuid", "productName", "brand", "architecture", "cudaComputeCapability", "driverVersion",
+           "cudaDriverVersion", f"{STANDARD_DOMAIN}/pcieRoot"}
+
+
+def published_attributes(level: tuple[int, int], device_type: str) -> set[str]:
+    """Attribute names (driver-domain ones bare, others qualified) a device of this type carries at a release."""
+    if device_type == "vfio":
+        if level < (0, 3):
+            return set()
+        names = {"type", "uuid", "deviceID", "vendorID", "numa", "productName", f"{STANDARD_DOMAIN}/pcieRoot"}
+        names.add(f"{STANDARD_DOMAIN}/pciBusID")
+        if level >= (0, 4):
+            names.add("iommuFDEnabled")
+        return names
+    names = set(_COMMON)
+    names.add("pcieBusID" if level < (0, 3) else f"{STANDARD_DOMAIN}/pciBusID")
+    if level >= (0, 3):
+        names.add("addressingMode")
+    if level < (0, 2):
+        names |= {"index", "minor"}
+    if device_type == "mig":
+        names |= {"parentUUID", "profile"}
+        if level < (0, 2):
+            names |= {"parentIndex"}
+            names.discard("minor")
+    return names
+
+
+def published_capacity(device_type: str) -> set[str]:
+    if device_type == "gpu":
+        return {"memory"}
+    if device_type == "mig":
+        return {"multiprocessors", "copyEngines", "decoders", "encoders", "jpegEngines", "ofaEngines", "memory"}
+    return {"addressableMemory"}
+
+
+# Omitted by the driver when it cannot resolve them, even on device types that normally carry them.
+SOMETIMES_OMITTED = {f"{STANDARD_DOMAIN}/pcieRoot", "addressingMode"}
+
+# Why a name that older guides use is gone (nvidia-dra-driver.md section 7.5).
+RENAMED_OR_REMOVED = {
+    "index": "removed in 25.8 (kubernetes-sigs/dra-driver-nvidia-gpu#563, PR #624)",
+    "minor": "removed in 25.8 (kubernetes-sigs/dra-driver-nvidia-gpu#563, PR #624)",
+    "parentIndex": "removed in 25.8 (PR #624)",
+    "pcieBusID": "renamed to resource.kubernetes.io/pciBusID in 25.12 (#802, PR #800)",
+}

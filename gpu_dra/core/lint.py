@@ -1,0 +1,176 @@
+"""Lint rules for DRA selectors, beyond what the API server checks: each with an id, a message and a fix.
+
+They catch what compiles but never matches, or matches and then aborts the claim at scheduling time. Facts come
+from the driver catalog (`gpu_dra.core.nvidia`) and the instance catalog (`gpu_dra.core.hardware`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from gpu_dra.core import nvidia
+from gpu_dra.core.cel.lexer import Lookup, Token, device_lookups, tokenize
+from gpu_dra.core.hardware import GPU_MODELS
+from gpu_dra.core.quantity import QuantityError, parse_quantity
+from gpu_dra.core.selectors import KNOWN_PRODUCT_NAMES
+
+ERROR, WARNING = "error", "warning"
+
+
+@dataclass(frozen=True)
+class LintFinding:
+    rule: str
+    severity: str
+    message: str
+    fix: str | None = None
+
+
+@dataclass(frozen=True)
+class SelectorContext:
+    """What a selector sees: a DeviceClass selector every device; a request's only what its class admits."""
+
+    class_selector: bool = False
+    device_types: tuple[str, ...] = nvidia.DEVICE_TYPES
+    driver_level: tuple[int, int] = (0, 4)
+
+
+def _qualified_name(lookup: Lookup) -> str | None:
+    if lookup.domain is None or lookup.name is None:
+        return None
+    return lookup.name if lookup.domain == nvidia.DRIVER_NAME else f"{lookup.domain}/{lookup.name}"
+
+
+def _guarded(tokens: list[Token], lookup: Lookup) -> bool:
+    """has(device.attributes[d].x), `.?x` optional chaining or `'x' in device.attributes[d]` protect a lookup."""
+    text = " ".join(t.text for t in tokens)
+    name = re.escape(lookup.name or "")
+    domain = re.escape(lookup.domain or "")
+    map_ = lookup.map
+    patterns = [rf"has \( device \. {map_} \[\??\s*['\"]{domain}['\"] \] \. {name} \)",
+                rf"\.\? {name}\b", rf"['\"]{name}['\"] in device \. {map_} \[\??\s*['\"]{domain}['\"] \]"]
+    return any(re.search(p, text) for p in patterns)
+
+
+def _type_restriction(tokens: list[Token]) -> set[str] | None:
+    """Device types an `attributes[gpu.nvidia.com].type == 'x'` (or `in [...]`) term admits; None if no such term."""
+    text = " ".join(t.text for t in tokens)
+    found = re.findall(r"\. type == ['\"](\w+)['\"]", text)
+    listed = re.findall(r"\. type in \[ ([^\]]*) \]", text)
+    types = set(found)
+    for group in listed:
+        types |= set(re.findall(r"['\"](\w+)['\"]", group))
+    return types or None
+
+
+def _memory_threshold(tokens: list[Token]) -> str | None:
+    """The quantity in `capacity[...].memory.compareTo(quantity(Q)) >= 0` / `.isGreaterThan(quantity(Q))`."""
+    text = " ".join(t.text for t in tokens)
+    match = re.search(r"\. memory \. (?:compareTo|isGreaterThan) \( quantity \( (['\"][^'\"]+['\"]) \) \)", text)
+    return match.group(1)[1:-1] if match else None
+
+
+def _product_patterns(tokens: list[Token]) -> list[str]:
+    patterns = []
+    for i in range(len(tokens) - 4):
+        if tokens[i].text == "productName" and tokens[i + 1].text == "." and tokens[i + 2].text == "matches":
+            value = tokens[i + 4].string_value
+            if value is not None:
+                patterns.append(value)
+    return patterns
+
+
+def _regex_matches(pattern: str, name: str) -> bool:
+    try:
+        return re.search(pattern, name) is not None
+    except re.error:
+        return True  # the compiler reports invalid patterns; do not guess here
+
+
+def lint_selector(expression: str, context: SelectorContext = SelectorContext()) -> list[LintFinding]:
+    tokens = tokenize(expression)
+    if tokens is None:
+        return []
+    findings: list[LintFinding] = []
+    text = " ".join(t.text for t in tokens)
+    lookups = device_lookups(tokens)
+    published = {t: nvidia.published_attributes(context.driver_level, t) for t in context.device_types}
+    every_attribute = set().union(*[nvidia.published_attributes(context.driver_level, t) for t in nvidia.DEVICE_TYPES])
+    every_capacity = set().union(*[nvidia.published_capacity(t) for t in nvidia.DEVICE_TYPES])
+    restriction = _type_restriction(tokens)
+    visible = [t for t in context.device_types if restriction is None or t in restriction]
+    reported: set[tuple[str, str]] = set()
+
+    for lookup in lookups:
+        name = _qualified_name(lookup)
+        if name is None or lookup.domain not in (nvidia.DRIVER_NAME, nvidia.STANDARD_DOMAIN):
+            continue
+        key = (lookup.map, name)
+        if key in reported:
+            continue
+        reported.add(key)
+        if lookup.map == "attributes" and name in every_capacity and name not in every_attribute:
+            findings.append(LintFinding(
+                "capacity-as-attribute", ERROR,
+                f"{name} is a capacity, not an attribute: device.attributes['{lookup.domain}'].{lookup.name} "
+                f"raises 'no such key: {lookup.name}' on every device, which aborts the claim",
+                f"device.capacity['{lookup.domain}'].{lookup.name}.compareTo(quantity('20Gi')) >= 0"))
+            continue
+        if lookup.map == "attributes" and name not in every_attribute:
+            why = nvidia.RENAMED_OR_REMOVED.get(name, "not published by NVIDIA's driver")
+            fix = ("device.attributes['resource.kubernetes.io'].pciBusID" if name == "pcieBusID"
+                   else "select on an attribute the driver publishes: " + ", ".join(sorted(every_attribute)))
+            findings.append(LintFinding("unknown-attribute", ERROR,
+                                        f"attribute {name} is {why}; the lookup raises 'no such key'", fix))
+            continue
+        if lookup.map == "capacity" and name not in every_capacity:
+            findings.append(LintFinding("unknown-capacity", ERROR,
+                                        f"capacity {name} is not published by NVIDIA's driver (it publishes: "
+                                        f"{', '.join(sorted(every_capacity))})", None))
+            continue
+        source = (published if lookup.map == "attributes"
+                  else {t: nvidia.published_capacity(t) for t in context.device_types})
+        lacking = [t for t in visible if name not in source[t]]
+        omitted = lookup.map == "attributes" and name in nvidia.SOMETIMES_OMITTED
+        if (lacking or omitted) and not _guarded(tokens, lookup):
+            who = f"{'/'.join(lacking)} devices" if lacking else "devices where the driver cannot resolve it"
+            findings.append(LintFinding(
+                "unguarded-lookup", WARNING,
+                f"{lookup.map} {name} is missing on {who}: the lookup raises there and aborts the whole claim",
+                f"guard it: has(device.{lookup.map}['{lookup.domain}'].{lookup.name}) && ..., or "
+                f"device.{lookup.map}['{lookup.domain}'].?{lookup.name}.orValue(...)"
+                + ("" if omitted else f", or restrict the type first (type == '{visible[0]}')")))
+
+    if context.class_selector and "device . driver ==" not in text and "== device . driver" not in text:
+        findings.append(LintFinding(
+            "missing-driver-guard", WARNING,
+            "a DeviceClass selector sees every device of every driver; without a driver check it may match, or "
+            "raise on, another driver's devices",
+            f"start with device.driver == '{nvidia.DRIVER_NAME}' && ..."))
+
+    patterns = _product_patterns(tokens)
+    for pattern in patterns:
+        if not any(_regex_matches(pattern, name) for name in KNOWN_PRODUCT_NAMES):
+            findings.append(LintFinding(
+                "product-matches-nothing", WARNING,
+                f"productName.matches({pattern!r}) matches no product name the driver is known to publish "
+                "(names are NVML's, e.g. 'NVIDIA H100 80GB HBM3', 'Tesla T4')",
+                "match a substring of a known name, e.g. 'H100|A100'"))
+
+    threshold = _memory_threshold(tokens)
+    if threshold is not None:
+        try:
+            wanted = parse_quantity(threshold)
+        except QuantityError:
+            wanted = None
+        for model in GPU_MODELS.values():
+            if wanted is None or (patterns and not any(_regex_matches(p, model.product_name) for p in patterns)):
+                continue
+            reported_memory = parse_quantity(model.memory)
+            if reported_memory < wanted <= model.marketing_gb * 2**30:
+                findings.append(LintFinding(
+                    "memory-above-reported", WARNING,
+                    f"quantity('{threshold}') excludes every {model.product_name}: the driver reports "
+                    f"{model.memory}, less than the {model.marketing_gb}Gi its name suggests",
+                    f"use quantity('{int(reported_memory // 2**30)}Gi') or less for {model.product_name}"))
+    return findings

@@ -1,0 +1,259 @@
+"""Lint DeviceClass, ResourceClaim and ResourceClaimTemplate manifests offline, as the API server and the
+scheduler would judge them, plus the lint rules: strict OpenAPI schema of the target Kubernetes version, CEL compile,
+selector lint, and the feature gates of the target platform.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import kubernetes_validate
+
+from gpu_dra.core import gates, nvidia
+from gpu_dra.core.cel import CompileError, compile_selector
+from gpu_dra.core.lint import ERROR, WARNING, SelectorContext, lint_selector
+from gpu_dra.core.loader import Located, format_path
+
+KINDS = ("DeviceClass", "ResourceClaim", "ResourceClaimTemplate")
+REQUEST_FIELDS = ("deviceClassName", "selectors", "allocationMode", "count", "adminAccess", "tolerations", "capacity")
+
+
+@dataclass(frozen=True)
+class Finding:
+    file: str
+    line: int | None
+    object: str
+    path: str
+    rule: str
+    severity: str
+    message: str
+    fix: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"file": self.file, "line": self.line, "object": self.object, "path": self.path, "rule": self.rule,
+                "severity": self.severity, "message": self.message, "fix": self.fix}
+
+
+@dataclass(frozen=True)
+class Target:
+    """The cluster the manifests are meant for."""
+
+    kubernetes_version: str = "1.34"
+    platform: str = "eks"
+    feature_gates: dict[str, bool] = field(default_factory=dict)
+    driver_level: tuple[int, int] = (0, 4)
+
+    def enabled(self, gate: str) -> bool:
+        return gates.enabled(gate, self.kubernetes_version, self.platform, self.feature_gates)
+
+
+@dataclass
+class ManifestObject:
+    file: str
+    data: dict[str, Any]
+    located: Located
+    prefix: tuple[str | int, ...]  # where the object sits in its document (items[i] of a List)
+
+    @property
+    def name(self) -> str:
+        meta = self.data.get("metadata") or {}
+        namespace = f"{meta['namespace']}/" if meta.get("namespace") else ""
+        return f"{self.data.get('kind')}/{namespace}{meta.get('name', '?')}"
+
+    def line(self, path: tuple[str | int, ...]) -> int | None:
+        return self.located.line(self.prefix + path)
+
+
+def objects_in(file: str, documents: list[Located]) -> Iterator[ManifestObject]:
+    """DeviceClasses and claims in multi-document YAML or `kind: List` (what `kubectl get -o yaml` prints)."""
+    for document in documents:
+        data = document.data
+        if not isinstance(data, dict):
+            continue
+        if data.get("kind") == "List" or (data.get("kind", "").endswith("List") and "items" in data):
+            for index, item in enumerate(data.get("items") or []):
+                if isinstance(item, dict) and item.get("kind") in KINDS:
+                    yield ManifestObject(file, item, document, ("items", index))
+        elif data.get("kind") in KINDS:
+            yield ManifestObject(file, data, document, ())
+
+
+def _devices_spec(obj: ManifestObject) -> tuple[dict[str, Any], tuple[str | int, ...]]:
+    spec = obj.data.get("spec") or {}
+    if obj.data.get("kind") == "ResourceClaimTemplate":
+        return ((spec.get("spec") or {}).get("devices") or {}), ("spec", "spec", "devices")
+    return (spec.get("devices") or {}), ("spec", "devices")
+
+
+def _selector_sites(obj: ManifestObject) -> Iterator[tuple[tuple[str | int, ...], str, str | None]]:
+    """(path of the expression, expression, device class name or None for a class's own selectors)."""
+    if obj.data.get("kind") == "DeviceClass":
+        for i, selector in enumerate((obj.data.get("spec") or {}).get("selectors") or []):
+            expression = ((selector or {}).get("cel") or {}).get("expression")
+            if isinstance(expression, str):
+                yield ("spec", "selectors", i, "cel", "expression"), expression, None
+        return
+    devices, base = _devices_spec(obj)
+    for r, request in enumerate(devices.get("requests") or []):
+        if not isinstance(request, dict):
+            continue
+        choices: list[tuple[tuple[str | int, ...], dict[str, Any]]] = []
+        if isinstance(request.get("exactly"), dict):
+            choices.append(((r, "exactly"), request["exactly"]))
+        for a, alternative in enumerate(request.get("firstAvailable") or []):
+            if isinstance(alternative, dict):
+                choices.append(((r, "firstAvailable", a), alternative))
+        if any(key in request for key in REQUEST_FIELDS):
+            choices.append(((r,), request))  # misplaced fields: still lint what they say
+        for where, choice in choices:
+            for s, selector in enumerate(choice.get("selectors") or []):
+                expression = ((selector or {}).get("cel") or {}).get("expression")
+                if isinstance(expression, str):
+                    yield (*base, "requests", *where, "selectors", s, "cel", "expression"), expression, \
+                        choice.get("deviceClassName")
+
+
+def _gate_sites(obj: ManifestObject) -> Iterator[tuple[tuple[str | int, ...], gates.GuardedField]]:
+    if obj.data.get("kind") == "DeviceClass":
+        if "extendedResourceName" in (obj.data.get("spec") or {}):
+            yield ("spec", "extendedResourceName"), gates.EXTENDED_RESOURCE
+        return
+    devices, base = _devices_spec(obj)
+    for r, request in enumerate(devices.get("requests") or []):
+        if not isinstance(request, dict):
+            continue
+        if "firstAvailable" in request:
+            yield (*base, "requests", r, "firstAvailable"), gates.PRIORITIZED_LIST
+        exactly = request.get("exactly") or {}
+        choices: list[tuple[tuple[str | int, ...], dict[str, Any]]] = [((r, "exactly"), exactly)]
+        choices += [((r, "firstAvailable", a), alt or {}) for a, alt in enumerate(request.get("firstAvailable") or [])]
+        for where, choice in choices:
+            if choice.get("adminAccess"):
+                yield (*base, "requests", *where, "adminAccess"), gates.ADMIN_ACCESS
+            if choice.get("tolerations"):
+                yield (*base, "requests", *where, "tolerations"), gates.DEVICE_TAINTS
+            if choice.get("capacity"):
+                yield (*base, "requests", *where, "capacity"), gates.CAPACITY_REQUESTS
+    for c, constraint in enumerate(devices.get("constraints") or []):
+        if isinstance(constraint, dict) and "distinctAttribute" in constraint:
+            yield (*base, "constraints", c, "distinctAttribute"), gates.DISTINCT_ATTRIBUTE
+
+
+def _schema_findings(obj: ManifestObject, target: Target) -> list[Finding]:
+    try:
+        kubernetes_validate.validate(obj.data, target.kubernetes_version, strict=True)
+    except kubernetes_validate.ValidationError as error:
+        path = tuple(error.path)
+        message = error.message
+        if "Additional properties are not allowed" in message:
+            message = message.replace("Additional properties are not allowed", "unknown field(s)")
+        return [Finding(obj.file, obj.line(path), obj.name, format_path(path), "schema", ERROR,
+                        f"rejected by the resource.k8s.io schema of Kubernetes {target.kubernetes_version}: "
+                        f"{message}")]
+    except (kubernetes_validate.SchemaNotFoundError, kubernetes_validate.InvalidSchemaError) as error:
+        return [Finding(obj.file, obj.line(()), obj.name, "apiVersion", "schema", ERROR, str(error))]
+    return []
+
+
+def _misplaced_request_fields(obj: ManifestObject) -> list[Finding]:
+    devices, base = _devices_spec(obj)
+    findings = []
+    for r, request in enumerate(devices.get("requests") or []):
+        if not isinstance(request, dict):
+            continue
+        misplaced = [key for key in REQUEST_FIELDS if key in request]
+        if misplaced:
+            path = (*base, "requests", r)
+            findings.append(Finding(
+                obj.file, obj.line((*path, misplaced[0])), obj.name, format_path(path),
+                "request-fields-outside-exactly", ERROR,
+                f"{', '.join(misplaced)} belong under `exactly:` in resource.k8s.io/v1 (the v1beta1 shape put them "
+                "on the request)",
+                "move them: requests: [{name: ..., exactly: {deviceClassName: ..., selectors: [...]}}]"))
+    return findings
+
+
+def lint_object(obj: ManifestObject, target: Target) -> list[Finding]:
+    misplaced = _misplaced_request_fields(obj) if obj.data.get("kind") != "DeviceClass" else []
+    # Misplaced request fields are what the schema would reject first; say it in the user's terms instead.
+    findings = misplaced or _schema_findings(obj, target)
+    consumable = target.enabled("DRAConsumableCapacity")
+    for path, expression, device_class in _selector_sites(obj):
+        where = format_path(path)
+        line = obj.line(path)
+        try:
+            compile_selector(expression, consumable_capacity=consumable)
+        except CompileError as error:
+            fix = None
+            if re.search(r"no matching overload for '_(>=|>|<=|<)_'.*kubernetes\.Quantity", error.message):
+                fix = "quantities have no comparison operators: q.compareTo(quantity('20Gi')) >= 0"
+            findings.append(Finding(obj.file, line, obj.name, where, "cel-compile", ERROR,
+                                    f"the API server rejects this selector: {error.message}", fix))
+        class_type = nvidia.CHART_CLASS_DEVICE_TYPES.get(device_class or "")
+        context = SelectorContext(class_selector=device_class is None,
+                                  device_types=(class_type,) if class_type else nvidia.DEVICE_TYPES,
+                                  driver_level=target.driver_level)
+        for lint in lint_selector(expression, context):
+            findings.append(Finding(obj.file, line, obj.name, where, lint.rule, lint.severity, lint.message,
+                                    lint.fix))
+    for path, guarded in _gate_sites(obj):
+        if not target.enabled(guarded.gate):
+            current = gates.state(guarded.gate, target.kubernetes_version)
+            stage = f"{current.stage} and off" if current else "not present"
+            where = ("EKS runs only the upstream defaults (no alpha gates)" if target.platform == "eks"
+                     else "the cluster does not enable it (--feature-gates)")
+            consequence = ("silently drops" if guarded is gates.EXTENDED_RESOURCE else "rejects or drops")
+            findings.append(Finding(obj.file, obj.line(path), obj.name, format_path(path), "feature-gate", ERROR,
+                                    f"{guarded.what} needs the gate {guarded.gate}, {stage} in Kubernetes "
+                                    f"{target.kubernetes_version}; {where}, so the API server "
+                                    f"{consequence} it"))
+    return findings
+
+
+# --------------------------------------------------------------------------------------------- fixes
+
+_MEMORY_AS_ATTRIBUTE = re.compile(
+    r"""device\.attributes\[\s*(['"])([^'"]+)\1\s*\]\.memory(?:\.quantity)?\s*(>=|>|<=|<|==|!=)\s*"""
+    r"""(quantity\(\s*(['"])[^'"]+\5\s*\))""")
+
+
+def fix_expression(expression: str) -> str:
+    """`device.attributes[d].memory[.quantity] OP quantity(q)` -> `device.capacity[d].memory.compareTo(quantity(q))
+    OP 0`: memory is a capacity, and quantities compare with compareTo."""
+    return _MEMORY_AS_ATTRIBUTE.sub(
+        lambda m: f"device.capacity['{m.group(2)}'].memory.compareTo({m.group(4)}) {m.group(3)} 0", expression)
+
+
+def fixed_object(obj: ManifestObject) -> dict[str, Any] | None:
+    """The object with what can be fixed mechanically fixed, or None when nothing changed."""
+    data = copy.deepcopy(obj.data)
+    changed = False
+    spec = data.get("spec") or {}
+    devices = ((spec.get("spec") or {}).get("devices") if data.get("kind") == "ResourceClaimTemplate"
+               else spec.get("devices")) if data.get("kind") != "DeviceClass" else None
+    for request in (devices or {}).get("requests") or []:
+        if isinstance(request, dict) and any(k in request for k in REQUEST_FIELDS) and "exactly" not in request:
+            request["exactly"] = {k: request.pop(k) for k in REQUEST_FIELDS if k in request}
+            changed = True
+    selectors: list[Any] = []
+    if data.get("kind") == "DeviceClass":
+        selectors = spec.get("selectors") or []
+    for request in (devices or {}).get("requests") or []:
+        for choice in [request.get("exactly") or {}, *(request.get("firstAvailable") or [])]:
+            selectors += choice.get("selectors") or []
+    for selector in selectors:
+        cel = (selector or {}).get("cel") or {}
+        if isinstance(cel.get("expression"), str):
+            fixed = fix_expression(cel["expression"])
+            if fixed != cel["expression"]:
+                cel["expression"] = fixed
+                changed = True
+    return data if changed else None
+
+
+def severity_counts(findings: list[Finding]) -> dict[str, int]:
+    return {level: sum(1 for f in findings if f.severity == level) for level in (ERROR, WARNING)}

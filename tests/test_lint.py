@@ -1,0 +1,171 @@
+"""Selector lint rules and `gpu-dra lint` on manifests: one positive and one negative case per rule."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from gpu_dra.core.lint import SelectorContext, lint_selector
+from gpu_dra.core.loader import parse_documents
+from gpu_dra.core.manifest_lint import Target, fixed_object, lint_object, objects_in
+
+from .conftest import ROOT
+from .test_cli import gpu_dra
+
+GPU = SelectorContext(device_types=("gpu",))
+D = "device.attributes['gpu.nvidia.com']"
+C = "device.capacity['gpu.nvidia.com']"
+
+
+def rules(expression: str, context: SelectorContext = GPU) -> set[str]:
+    return {f.rule for f in lint_selector(expression, context)}
+
+
+@pytest.mark.parametrize("rule,bad,good,context", [
+    ("capacity-as-attribute", f"{D}.memory == 1", f"{C}.memory.compareTo(quantity('1Gi')) >= 0", GPU),
+    ("unknown-attribute", f"{D}.index == 0", f"{D}.uuid == 'GPU-1'", GPU),
+    ("unknown-attribute", f"{D}.pcieBusID == '0000:53:00.0'",
+     "device.attributes['resource.kubernetes.io'].pciBusID == '0000:53:00.0'", GPU),
+    ("unknown-capacity", f"{C}.cores.isInteger()", f"{C}.memory.isInteger()", GPU),
+    ("unguarded-lookup", f"{D}.profile == '1g.10gb'", f"{D}.type == 'mig' && {D}.profile == '1g.10gb'",
+     SelectorContext()),
+    ("unguarded-lookup", "device.attributes['resource.kubernetes.io'].pcieRoot == 'pci0000:44'",
+     "device.attributes['resource.kubernetes.io'].?pcieRoot.orValue('') == 'pci0000:44'", GPU),
+    ("unguarded-lookup", f"{D}.addressingMode == 'HMM'", f"has({D}.addressingMode) && {D}.addressingMode == 'HMM'",
+     GPU),
+    ("missing-driver-guard", f"{D}.type == 'gpu'", f"device.driver == 'gpu.nvidia.com' && {D}.type == 'gpu'",
+     SelectorContext(class_selector=True)),
+    ("product-matches-nothing", f"{D}.productName.matches('RTX 9090')", f"{D}.productName.matches('L40S')", GPU),
+    ("memory-above-reported", f"{C}.memory.compareTo(quantity('80Gi')) >= 0 && {D}.productName.matches('H100')",
+     f"{C}.memory.compareTo(quantity('79Gi')) >= 0 && {D}.productName.matches('H100')", GPU),
+    ("memory-above-reported", f"{C}.memory.isGreaterThan(quantity('141Gi'))",
+     f"{C}.memory.isGreaterThan(quantity('140Gi'))", GPU),
+])
+def test_rule(rule: str, bad: str, good: str, context: SelectorContext) -> None:
+    assert rule in rules(bad, context)
+    assert rule not in rules(good, context)
+
+
+def test_index_is_fine_on_the_release_that_published_it() -> None:
+    assert "unknown-attribute" not in rules(f"{D}.index == 0", SelectorContext(device_types=("gpu",),
+                                                                               driver_level=(0, 1)))
+
+
+def test_a100_80gb_reports_its_full_size() -> None:
+    assert "memory-above-reported" not in rules(
+        f"{C}.memory.compareTo(quantity('80Gi')) >= 0 && {D}.productName.matches('A100-SXM4-80GB')")
+
+
+GUIDE = ROOT / "examples" / "guide-gpu-20gb-any.yaml"
+
+
+EKS_1_34 = Target()
+
+
+def lint_text(text: str, target: Target = EKS_1_34) -> list:
+    return [f for obj in objects_in("x.yaml", parse_documents(text, "x.yaml")) for f in lint_object(obj, target)]
+
+
+def test_guide_template_findings_and_correction() -> None:
+    objects = list(objects_in("guide.yaml", parse_documents(GUIDE.read_text(), "guide.yaml")))
+    findings = lint_object(objects[0], Target())
+    assert {f.rule for f in findings} == {"request-fields-outside-exactly", "cel-compile", "capacity-as-attribute"}
+    compile_error = next(f for f in findings if f.rule == "cel-compile")
+    assert "no matching overload for '_>=_'" in compile_error.message and "compareTo" in (compile_error.fix or "")
+    fixed = fixed_object(objects[0])
+    assert fixed is not None
+    assert lint_text(yaml.safe_dump(fixed)) == []  # the corrected template is clean
+
+
+def test_gpu_dra_lint_guide_exit_code_and_corrected_template() -> None:
+    result = gpu_dra("lint", str(GUIDE))
+    assert result.returncode == 1
+    assert "corrected ResourceClaimTemplate/gpu-20gb-any:" in result.stdout
+    assert "device.capacity['gpu.nvidia.com'].memory.compareTo(quantity(\"20Gi\")) >= 0" in result.stdout
+
+
+def test_json_output_fields() -> None:
+    result = gpu_dra("lint", "--format", "json", str(GUIDE))
+    findings = json.loads(result.stdout)["findings"]
+    assert {"file", "line", "object", "path", "rule", "severity", "message", "fix"} == set(findings[0])
+    assert findings[0]["line"] == 12 and findings[0]["object"] == "ResourceClaimTemplate/gpu-20gb-any"
+
+
+CLASS = """apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: mig-1g.10gb}
+spec:
+  extendedResourceName: nvidia.com/mig-1g.10gb
+  selectors:
+  - cel: {expression: "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'mig'"}
+"""
+CONSUMABLE = """apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: slice, namespace: inference}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpu
+        exactly:
+          deviceClassName: gpu.nvidia.com
+          capacity: {requests: {memory: 10Gi}}
+      constraints:
+      - distinctAttribute: gpu.nvidia.com/uuid
+"""
+
+
+@pytest.mark.parametrize("text,target,gates_off", [
+    (CLASS, Target("1.34"), {"DRAExtendedResource"}),
+    (CLASS, Target("1.35"), {"DRAExtendedResource"}),
+    (CLASS, Target("1.36"), set()),
+    (CLASS, Target("1.35", "existing", {"DRAExtendedResource": True}), set()),
+    (CONSUMABLE, Target("1.34"), {"DRAConsumableCapacity"}),
+    (CONSUMABLE, Target("1.36"), set()),
+])
+def test_feature_gates_per_version_and_platform(text: str, target: Target, gates_off: set[str]) -> None:
+    found = {f.message.split("needs the gate ")[1].split(",")[0] for f in lint_text(text, target)
+             if f.rule == "feature-gate"}
+    assert found == gates_off
+
+
+def test_first_available_needs_its_gate_before_1_34() -> None:
+    text = CONSUMABLE.replace("exactly:\n          deviceClassName: gpu.nvidia.com\n          capacity: "
+                              "{requests: {memory: 10Gi}}",
+                              "firstAvailable:\n        - {name: a, deviceClassName: gpu.nvidia.com}")
+    rules_found = {f.message for f in lint_text(text, Target("1.33")) if f.rule == "feature-gate"}
+    assert any("firstAvailable needs the gate DRAPrioritizedList" in m for m in rules_found)
+
+
+def test_kind_list_and_multi_document_input(tmp_path: Path) -> None:
+    listing = {"apiVersion": "v1", "kind": "List", "items": [yaml.safe_load(CLASS), yaml.safe_load(CONSUMABLE)]}
+    path = tmp_path / "dump.yaml"
+    path.write_text(yaml.safe_dump(listing) + "---\n" + CLASS)
+    result = gpu_dra("lint", "--kubernetes-version", "1.36", str(path))
+    assert result.returncode == 0, result.stdout
+    assert "3 object(s): 0 error(s)" in result.stdout
+
+
+def test_unreadable_and_malformed_input_exit_2(tmp_path: Path) -> None:
+    missing = gpu_dra("lint", str(tmp_path / "nope.yaml"))
+    assert missing.returncode == 2 and "nope.yaml: cannot read" in missing.stderr
+    (tmp_path / "bad.yaml").write_text("kind: [")
+    malformed = gpu_dra("lint", str(tmp_path / "bad.yaml"))
+    assert malformed.returncode == 2 and "bad.yaml: not valid YAML" in malformed.stderr
+    assert "Traceback" not in malformed.stderr
+
+
+def test_repo_stacks_render_lint_clean(tmp_path: Path) -> None:
+    from gpu_dra.cli.main import kubernetes_objects
+    from gpu_dra.core.loader import load_stack
+
+    from .test_program import program
+
+    for stack in ("dev", "staging", "prod"):
+        version = load_stack(ROOT, stack).config.cluster.kubernetes_version
+        text = yaml.safe_dump_all(kubernetes_objects(program(stack)))
+        errors = [f for f in lint_text(text, Target(version)) if f.severity == "error"]
+        assert errors == [], (stack, errors)
