@@ -40,7 +40,7 @@ def test_stack_override_merges_into_team_quota() -> None:
     prod = {t.name: t for t in load_stack(ROOT, "prod").teams}
     # stacks/teams/training.yaml: claims 32, gpu-h100 8, gpu-a100 8; prod overrides claims and gpu-h100.
     assert prod["training"].quota.claims == 16
-    assert prod["training"].quota.devices == {"gpu-h100": 16, "gpu-a100": 8}
+    assert prod["training"].quota.devices == {"gpu-h100": 16, "gpu-a100": 8, "gpu.nvidia.com": 8}
 
 
 def _set(path: list[Any], value: Any):

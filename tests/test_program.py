@@ -133,6 +133,7 @@ def test_quota_names_follow_kubernetes() -> None:
         "count/resourceclaims.resource.k8s.io": "16",
         "gpu-a100.deviceclass.resource.k8s.io/devices": "8",
         "gpu-h100.deviceclass.resource.k8s.io/devices": "16",
+        "gpu.nvidia.com.deviceclass.resource.k8s.io/devices": "8",
     }
 
 

@@ -13,7 +13,7 @@ from typing import Any
 import yaml
 
 from gpu_dra import __version__
-from gpu_dra.core.loader import build_stack, stack_values
+from gpu_dra.core.loader import build_stack, load_stack, stack_values
 from gpu_dra.core.problems import ConfigError
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
@@ -232,6 +232,163 @@ def _print_lint(objects: list[Any], findings: list[Any], counts: dict[str, int],
     print(f"{len(objects)} object(s): {counts['error']} error(s), {counts['warning']} warning(s)")
 
 
+def _read_inputs(paths: list[str]) -> list[tuple[str, list[Any]]]:
+    """(display name, parsed documents) per path; `-` is stdin. Unreadable or malformed input: exit 2."""
+    from gpu_dra.core.loader import parse_documents
+
+    inputs = []
+    for path in paths:
+        name = "<stdin>" if path == "-" else path
+        try:
+            text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            raise UsageError(f"{name}: cannot read: {getattr(error, 'strerror', None) or error}") from None
+        inputs.append((name, parse_documents(text, name)))
+    return inputs
+
+
+def _gather(args: argparse.Namespace) -> tuple[Any, list[dict[str, Any]], str]:
+    """Inventory, Kubernetes objects (classes, claims) and a description of where they came from."""
+    from gpu_dra.core import inventory as inv
+    from gpu_dra.core import manifests
+    from gpu_dra.core.inventory import InventoryError
+
+    objects: list[dict[str, Any]] = []
+    devices = inv.Inventory()
+    for name, documents in _read_inputs(args.paths):
+        try:
+            found = inv.from_documents(name, documents)
+        except InventoryError as error:
+            raise UsageError(str(error)) from None
+        devices.devices.extend(found.devices)
+        for document in documents:
+            objects.extend(dict(obj) for obj in inv.objects_in_document(document.data)
+                           if obj.get("kind") != "ResourceSlice")
+    origin = ", ".join(args.paths) if args.paths else ""
+    if args.stack:
+        stack = load_stack(_root(args), args.stack)
+        objects += manifests.stack_device_classes(stack)
+        objects += [manifests.claim_template(team, t) for team in stack.teams for t in team.claim_templates]
+        if not devices.devices:
+            devices = inv.synthesize(stack.config)
+            origin = f"stack {args.stack}'s GPU node groups at max size (synthesized)"
+    if not devices.devices:
+        raise UsageError("no devices: give ResourceSlice files (kubectl get resourceslices -o yaml > slices.yaml) "
+                         "or --stack to synthesize the stack's fleet")
+    return devices, objects, origin
+
+
+def cmd_inventory(args: argparse.Namespace) -> int:
+    devices, _, origin = _gather(args)
+    by_node: dict[str, list[Any]] = {}
+    for device in devices.devices:
+        by_node.setdefault(device.node, []).append(device)
+    if args.format == "json":
+        print(json.dumps({"source": origin, "notes": devices.notes, "nodes": [
+            {"name": node, "devices": [{"driver": d.driver, "pool": d.pool, "name": d.name,
+                                        "attributes": d.attributes, "capacity": d.capacity} for d in items]}
+            for node, items in sorted(by_node.items())]}, indent=2))
+        return EXIT_OK
+    print(f"Inventory from {origin}: {len(by_node)} node(s), {len(devices.devices)} device(s)")
+    for note in devices.notes:
+        print(f"  {note}")
+    models: dict[tuple[str, ...], list[Any]] = {}
+    for device in devices.devices:
+        key = (device.driver, str(device.attribute(f"{device.driver}/productName") or device.attribute(
+            f"{device.driver}/type") or "-"))
+        models.setdefault(key, []).append(device)
+    header = ("DRIVER", "MODEL", "NODES", "DEVICES", "MEMORY", "ARCHITECTURE", "COMPUTE", "DRIVER VERSION")
+    rows = [header]
+    for (driver, model), items in sorted(models.items()):
+        first = items[0]
+        rows.append((driver, model, str(len({d.node for d in items})), str(len(items)),
+                     first.capacity.get("memory", "-"), str(first.attribute(f"{driver}/architecture") or "-"),
+                     str(first.attribute(f"{driver}/cudaComputeCapability") or "-"),
+                     str(first.attribute(f"{driver}/driverVersion") or "-")))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    print()
+    for row in rows:
+        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
+    print()
+    shown = sorted(by_node.items())
+    for node, items in shown[:40]:
+        names = ", ".join(d.name for d in items)
+        print(f"  {node}: {names}")
+    if len(shown) > 40:
+        print(f"  ... and {len(shown) - 40} more nodes (--format json lists them all)")
+    return EXIT_OK
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    from gpu_dra.core.explain import Explainer, claims_from_objects, classes_from_objects, in_use_from_claims
+
+    devices, objects, origin = _gather(args)
+    claims = claims_from_objects(objects)
+    if args.claim:
+        claims = [c for c in claims if args.claim in (c.name, c.name.rsplit("/", 1)[-1])]
+        if not claims:
+            raise UsageError(f"no claim or claim template named {args.claim!r} in the inputs")
+    if not claims:
+        raise UsageError("no ResourceClaim or ResourceClaimTemplate in the inputs (give files, or --stack)")
+    explainer = Explainer(classes_from_objects(objects))
+    in_use = in_use_from_claims(objects)
+    reports = [explainer.explain(claim, devices, in_use) for claim in claims]
+    if args.format == "json":
+        print(json.dumps({"source": origin, "claims": [r.as_dict() for r in reports]}, indent=2))
+    else:
+        print(f"Devices from {origin}: {len(devices.nodes())} node(s), {len(devices.devices)} device(s)\n")
+        for report in reports:
+            _print_report(report, args.verbose)
+    return EXIT_OK if all(r.allocatable for r in reports) else EXIT_FINDINGS
+
+
+def _print_report(report: Any, verbose: bool) -> None:
+    if report.allocatable:
+        nodes = ", ".join(report.nodes[:5]) + (f", ... ({len(report.nodes)} in all)" if len(report.nodes) > 5 else "")
+        print(f"claim {report.claim}: allocatable on {len(report.nodes)} node(s): {nodes}")
+    else:
+        print(f"claim {report.claim}: NOT allocatable: {report.reason}")
+    for request in report.requests:
+        print(f"  request {request.name}: {len(request.matching)} device(s) match")
+        for reason, devices in sorted(request.rejected.items(), key=lambda item: -len(item[1])):
+            where = ", ".join(f"{d.node}/{d.name}" for d in devices[: 6 if verbose else 3])
+            more = f", +{len(devices) - (6 if verbose else 3)}" if len(devices) > (6 if verbose else 3) else ""
+            print(f"    {len(devices)} x {reason}  ({where}{more})")
+    if report.solution:
+        node, allocations = report.solution
+        picked = "; ".join(f"{a.request}{'/' + a.subrequest if a.subrequest else ''} -> "
+                           f"{', '.join(d.name for d in a.devices)}" for a in allocations)
+        print(f"  first solution: {node}: {picked}")
+    print()
+
+
+def cmd_logs(args: argparse.Namespace) -> int:
+    from gpu_dra.core import schedlogs
+
+    name = args.path or "-"
+    try:
+        stream = sys.stdin if name == "-" else open(name, encoding="utf-8", errors="replace")  # noqa: SIM115
+    except OSError as error:
+        raise UsageError(f"{name}: cannot read: {error.strerror}") from None
+    with stream:
+        report = schedlogs.parse(stream)
+    groups = report.by_pod()
+    print(f"{len(report.lines)} DRA line(s) of {report.scanned} read, {len(groups)} pod(s)")
+    for pod, lines in groups.items():
+        claims = sorted({c for line in lines for c in line.claims})
+        print(f"\npod {pod}" + (f" (claims: {', '.join(claims)})" if claims else ""))
+        for line in lines:
+            detail = " ".join(f"{k}={v}" for k, v in line.fields.items() if k not in ("pod",))
+            print(f"  {line.number:6d} {line.caller:28} {line.message}" + (f"  {detail}" if detail else ""))
+        reason = report.final_reason(lines)
+        if reason:
+            print(f"  => {reason}")
+    hint = report.verbosity_hint()
+    if hint:
+        print(f"\nnote: {hint}")
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="gpu-dra", description="GPU scheduling on EKS with Kubernetes DRA.")
     parser.add_argument("--version", action="version", version=f"gpu-dra {__version__}")
@@ -261,6 +418,25 @@ def build_parser() -> argparse.ArgumentParser:
     lint.add_argument("--chart-version", default="0.4.1", help="NVIDIA DRA chart version (default 0.4.1)")
     lint.add_argument("--format", choices=["text", "json"], default="text")
     lint.set_defaults(func=cmd_lint)
+
+    inventory = verbs.add_parser("inventory", help="nodes x devices from ResourceSlice files or a stack's fleet")
+    inventory.add_argument("paths", nargs="*", metavar="FILE", help="kubectl get resourceslices -o yaml output, or -")
+    inventory.add_argument("--stack", help="synthesize the stack's GPU node groups at max size")
+    inventory.add_argument("--format", choices=["text", "json"], default="text")
+    inventory.set_defaults(func=cmd_inventory)
+
+    explain = verbs.add_parser("explain", help="which devices and nodes satisfy each claim, and why not")
+    explain.add_argument("paths", nargs="*", metavar="FILE",
+                         help="ResourceSlices, DeviceClasses, ResourceClaims, ResourceClaimTemplates (YAML), or -")
+    explain.add_argument("--stack", help="add the stack's classes and templates (and its fleet, without slices)")
+    explain.add_argument("--claim", help="only this claim or template (name or namespace/name)")
+    explain.add_argument("--verbose", action="store_true", help="list more devices per reason")
+    explain.add_argument("--format", choices=["text", "json"], default="text")
+    explain.set_defaults(func=cmd_explain)
+
+    logs = verbs.add_parser("logs", help="kube-scheduler DRA log lines per pod and claim, with the final reason")
+    logs.add_argument("path", nargs="?", metavar="FILE", help="kube-scheduler log (klog text or JSON); - for stdin")
+    logs.set_defaults(func=cmd_logs)
 
     schema = verbs.add_parser("schema", help="print the JSON Schema of stack or team files, for editors")
     schema.add_argument("file", choices=["stack", "team"], nargs="?", default="stack")

@@ -16,6 +16,21 @@ STANDARD_DOMAIN = "resource.kubernetes.io"
 CHART_DEVICE_CLASSES = ("gpu.nvidia.com", "mig.nvidia.com", "vfio.gpu.nvidia.com",
                         "compute-domain-daemon.nvidia.com", "compute-domain-default-channel.nvidia.com")
 _CHART_CLASS_PATTERNS = ("compute-domain-*.nvidia.com",)
+# The chart's DeviceClass selectors (templates/deviceclass-*.yaml).
+_TYPE = "device.attributes['{domain}'].type == '{type}'"
+CHART_CLASS_SELECTORS = {
+    "gpu.nvidia.com": [f"device.driver == 'gpu.nvidia.com' && {_TYPE.format(domain='gpu.nvidia.com', type='gpu')}"],
+    "mig.nvidia.com": [f"device.driver == 'gpu.nvidia.com' && {_TYPE.format(domain='gpu.nvidia.com', type='mig')}"],
+    "vfio.gpu.nvidia.com": [
+        f"device.driver == 'gpu.nvidia.com' && {_TYPE.format(domain='gpu.nvidia.com', type='vfio')}"],
+    "compute-domain-daemon.nvidia.com": [
+        "device.driver == 'compute-domain.nvidia.com' && "
+        f"{_TYPE.format(domain='compute-domain.nvidia.com', type='daemon')}"],
+    "compute-domain-default-channel.nvidia.com": [
+        "device.driver == 'compute-domain.nvidia.com' && "
+        f"{_TYPE.format(domain='compute-domain.nvidia.com', type='channel')} && "
+        "device.attributes['compute-domain.nvidia.com'].id == 0"],
+}
 # The device type each chart class admits (its selector: `device.attributes['gpu.nvidia.com'].type == ...`).
 CHART_CLASS_DEVICE_TYPES = {"gpu.nvidia.com": "gpu", "mig.nvidia.com": "mig", "vfio.gpu.nvidia.com": "vfio"}
 

@@ -1,0 +1,287 @@
+"""Which devices and nodes satisfy each claim, and why not: what the scheduler decides but does not say.
+
+Per request (and subrequest): the devices passing the class's and the request's selectors, the others grouped by
+reason naming the selector and, where it can be told, the failing term. A CEL runtime error on any device aborts the
+claim, as in the allocator. Then allocation is simulated per node (gpu_dra.core.allocator). Each distinct
+(selector, device shape) is evaluated once, and each distinct node once, so large uniform fleets stay fast.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpu_dra.core import nvidia
+from gpu_dra.core.allocator import Allocation, Choice, Constraint, allocate
+from gpu_dra.core.cel import CompileError, compile_selector, device_view, evaluate
+from gpu_dra.core.cel.compile import CompiledSelector
+from gpu_dra.core.cel.lexer import tokenize
+from gpu_dra.core.inventory import ALL_NODES, Device, Inventory
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A ResourceClaim or a ResourceClaimTemplate's claim spec, by name."""
+
+    name: str
+    devices: Mapping[str, Any]  # spec.devices in resource.k8s.io/v1 shape
+
+
+@dataclass
+class RequestReport:
+    name: str
+    matching: list[Device] = field(default_factory=list)
+    rejected: dict[str, list[Device]] = field(default_factory=dict)  # reason -> devices
+
+
+@dataclass
+class ClaimReport:
+    claim: str
+    allocatable: bool = False
+    nodes: list[str] = field(default_factory=list)
+    requests: list[RequestReport] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    reason: str = ""
+    solution: tuple[str, list[Allocation]] | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "claim": self.claim, "allocatable": self.allocatable, "nodes": self.nodes, "errors": self.errors,
+            "reason": self.reason,
+            "requests": [{
+                "name": r.name,
+                "matching": [{"node": d.node, "driver": d.driver, "pool": d.pool, "device": d.name}
+                             for d in r.matching],
+                "rejected": [{"node": d.node, "device": d.name, "reason": reason}
+                             for reason, devices in r.rejected.items() for d in devices],
+            } for r in self.requests],
+            "solution": None if self.solution is None else {
+                "node": self.solution[0],
+                "devices": [{"request": a.request + (f"/{a.subrequest}" if a.subrequest else ""),
+                             "devices": [d.name for d in a.devices]} for a in self.solution[1]]},
+        }
+
+
+class Explainer:
+    """Caches compiled selectors and per-shape results across claims."""
+
+    def __init__(self, classes: Mapping[str, list[str]], consumable_capacity: bool = False):
+        self.classes = {**nvidia.CHART_CLASS_SELECTORS, **classes}
+        self.consumable_capacity = consumable_capacity
+        self._compiled: dict[str, CompiledSelector | CompileError] = {}
+        self._results: dict[tuple[str, Any], tuple[bool, str | None]] = {}
+        self._views: dict[Any, Any] = {}
+
+    # ------------------------------------------------------------------------------------------- evaluation
+
+    def _compile(self, expression: str) -> CompiledSelector | CompileError:
+        if expression not in self._compiled:
+            try:
+                self._compiled[expression] = compile_selector(expression, self.consumable_capacity)
+            except CompileError as error:
+                self._compiled[expression] = error
+        return self._compiled[expression]
+
+    def _evaluate(self, expression: str, device: Device) -> tuple[bool, str | None]:
+        """(matches, runtime error) for one selector on one device shape."""
+        key = (expression, device.shape)
+        if key not in self._results:
+            compiled = self._compile(expression)
+            if isinstance(compiled, CompileError):
+                self._results[key] = (False, f"CEL compile error: {compiled.message}")
+            else:
+                view = self._views.get(device.shape)
+                if view is None:
+                    view = self._views[device.shape] = device_view(
+                        device.driver, device.attributes, device.capacity, device.allow_multiple_allocations)
+                result = evaluate(compiled, view)
+                self._results[key] = (result.matches, f"CEL runtime error: {result.error}" if result.error else None)
+        return self._results[key]
+
+    def _failing_term(self, expression: str, device: Device) -> str | None:
+        """Describe the first top-level `&&` term that is false on the device, in the user's words."""
+        for term in _top_level_terms(expression):
+            matches, error = self._evaluate(term, device)
+            if error is None and not matches:
+                return _describe(term, device)
+        return None
+
+    def _judge(self, device: Device, class_name: str, selectors: list[str],
+               claim: str) -> tuple[bool, str | None, str | None]:
+        """(passes, rejection reason, fatal error) for class then request selectors, as the allocator orders them."""
+        stages = [(f"class {class_name}", self.classes[class_name]), (f"claim {claim}", selectors)]
+        for owner, expressions in stages:
+            for index, expression in enumerate(expressions):
+                matches, error = self._evaluate(expression, device)
+                if error is not None:
+                    return False, None, f"{owner}: selector #{index}: {error}"
+                if not matches:
+                    term = self._failing_term(expression, device)
+                    prefix = f"class {class_name}: " if owner.startswith("class") else ""
+                    return False, f"{prefix}selector #{index}: {term or 'false'}", None
+        return True, None, None
+
+    # ------------------------------------------------------------------------------------------- claims
+
+    def explain(self, claim: Claim, inventory: Inventory, in_use: Mapping[Any, bool] | None = None) -> ClaimReport:
+        report = ClaimReport(claim.name)
+        in_use = in_use or {}
+        requests = list(claim.devices.get("requests") or [])
+        choices_by_request: list[tuple[str, list[tuple[Choice, list[Device]]]]] = []
+        for request in requests:
+            name = request.get("name", "?")
+            alternatives = ([(alt.get("name", "?"), alt) for alt in request["firstAvailable"]]
+                            if request.get("firstAvailable") else [("", request.get("exactly") or {})])
+            choices = []
+            for subrequest, spec in alternatives:
+                label = f"{name}/{subrequest}" if subrequest else name
+                request_report = RequestReport(label)
+                report.requests.append(request_report)
+                class_name = spec.get("deviceClassName", "")
+                if class_name not in self.classes:
+                    report.errors.append(f"request {label}: device class {class_name} does not exist")
+                    continue
+                selectors = [s.get("cel", {}).get("expression", "") for s in spec.get("selectors") or []]
+                for device in inventory.devices:
+                    passes, reason, fatal = self._judge(device, class_name, selectors, claim.name)
+                    if fatal:
+                        if fatal not in report.errors:
+                            report.errors.append(fatal)
+                        request_report.rejected.setdefault(f"aborts the claim: {fatal}", []).append(device)
+                    elif passes:
+                        request_report.matching.append(device)
+                    else:
+                        request_report.rejected.setdefault(reason or "no match", []).append(device)
+                mode = spec.get("allocationMode", "ExactCount")
+                choice = Choice(subrequest, mode, int(spec.get("count", 1) or 1), (),
+                                bool(spec.get("adminAccess")))
+                choices.append((choice, request_report.matching))
+            choices_by_request.append((name, choices))
+        if report.errors:
+            report.reason = report.errors[0] + (" (a CEL runtime error on any device aborts the whole claim)"
+                                                if "runtime error" in report.errors[0] else "")
+            return report
+        constraints = [Constraint(tuple(c.get("requests") or ()), c.get("matchAttribute"), c.get("distinctAttribute"))
+                       for c in claim.devices.get("constraints") or []]
+        self._simulate(report, choices_by_request, constraints, inventory, in_use)
+        return report
+
+    def _simulate(self, report: ClaimReport, choices_by_request: list[tuple[str, list[tuple[Choice, list[Device]]]]],
+                  constraints: list[Constraint], inventory: Inventory, in_use: Mapping[Any, bool]) -> None:
+        outcomes: dict[Any, list[Allocation] | None] = {}
+        for node in inventory.nodes():
+            per_request = []
+            for name, choices in choices_by_request:
+                per_request.append((name, [
+                    Choice(c.subrequest, c.mode, c.count,
+                           tuple(d for d in matching if d.node in (node, ALL_NODES)), c.admin_access)
+                    for c, matching in choices]))
+            # Nodes whose candidate devices look alike have the same outcome: compute it once.
+            signature = tuple((name, tuple((c.subrequest, tuple((d.shape, in_use.get((d.driver, d.pool, d.name),
+                                                                                         False)) for d in c.candidates))
+                                           for c in choices)) for name, choices in per_request)
+            if signature not in outcomes:
+                outcomes[signature] = allocate(per_request, constraints, in_use)
+            if outcomes[signature] is not None:
+                report.nodes.append(node)
+                if report.solution is None:
+                    report.solution = (node, allocate(per_request, constraints, in_use) or [])
+        report.allocatable = bool(report.nodes)
+        if not report.allocatable:
+            report.reason = _unallocatable_reason(report)
+
+
+def _unallocatable_reason(report: ClaimReport) -> str:
+    for request in report.requests:
+        if not request.matching:
+            top = max(request.rejected.items(), key=lambda item: len(item[1]), default=None)
+            why = f"; most common: {top[0]} ({len(top[1])} devices)" if top else ""
+            return f"request {request.name}: no device matches{why}"
+    return ("cannot allocate all claims: no single node has enough matching, free devices that also satisfy the "
+            "claim's constraints")
+
+
+# --------------------------------------------------------------------------------------------- failing terms
+
+
+def _top_level_terms(expression: str) -> list[str]:
+    tokens = tokenize(expression)
+    if not tokens:
+        return [expression]
+    terms, depth, start = [], 0, 0
+    for token in tokens:
+        if token.text in ("(", "[", "[?", "{"):
+            depth += 1
+        elif token.text in (")", "]", "}"):
+            depth -= 1
+        elif token.text in ("||", "?"):
+            if depth == 0:
+                return [expression]  # not a conjunction: judge it whole
+        elif token.text == "&&" and depth == 0:
+            terms.append(expression[start:token.start].strip())
+            start = token.end
+    terms.append(expression[start:].strip())
+    return terms
+
+
+_LOOKUP = r"device\.attributes\[\s*['\"]([^'\"]+)['\"]\s*\]\.(\w+)"
+_CAPACITY = r"device\.capacity\[\s*['\"]([^'\"]+)['\"]\s*\]\.(\w+)"
+
+
+def _attribute_value(device: Device, domain: str, name: str) -> Any:
+    return device.attribute(f"{domain}/{name}")
+
+
+def _describe(term: str, device: Device) -> str:
+    if m := re.fullmatch(_LOOKUP + r"\.matches\(\s*['\"](.*)['\"]\s*\)", term, re.S):
+        pattern = m.group(3).encode().decode("unicode_escape")  # as written in CEL: 'L4\\b' is the regex L4\b
+        return f'{m.group(2)} "{_attribute_value(device, m.group(1), m.group(2))}" does not match "{pattern}"'
+    if m := re.fullmatch(_LOOKUP + r"\s*==\s*['\"](.*)['\"]", term, re.S):
+        return f'{m.group(2)} is "{_attribute_value(device, m.group(1), m.group(2))}", not "{m.group(3)}"'
+    if m := re.fullmatch(_LOOKUP + r"\s+in\s+\[(.*)\]", term, re.S):
+        return f'{m.group(2)} "{_attribute_value(device, m.group(1), m.group(2))}" is not one of [{m.group(3)}]'
+    if m := re.fullmatch(_CAPACITY + r"\.compareTo\(\s*quantity\(\s*['\"]([^'\"]+)['\"]\s*\)\s*\)\s*>=\s*0", term):
+        have = device.capacity.get(m.group(2)) or device.capacity.get(f"{m.group(1)}/{m.group(2)}")
+        return f"{m.group(2)} {have} is less than {m.group(3)}"
+    if m := re.fullmatch(_LOOKUP + r"\.compareTo\(\s*semver\(\s*['\"]([^'\"]+)['\"].*\)\s*>=\s*0", term):
+        return f"{m.group(2)} {_attribute_value(device, m.group(1), m.group(2))} is below {m.group(3)}"
+    if re.fullmatch(r"device\.driver\s*==\s*['\"]([^'\"]+)['\"]", term):
+        return f"driver is {device.driver}"
+    return f"`{term}` is false"
+
+
+# --------------------------------------------------------------------------------------------- inputs
+
+
+def claims_from_objects(objects: Iterable[Mapping[str, Any]]) -> list[Claim]:
+    claims = []
+    for obj in objects:
+        meta = obj.get("metadata") or {}
+        name = f"{meta['namespace']}/{meta.get('name')}" if meta.get("namespace") else str(meta.get("name"))
+        if obj.get("kind") == "ResourceClaimTemplate":
+            claims.append(Claim(name, ((obj.get("spec") or {}).get("spec") or {}).get("devices") or {}))
+        elif obj.get("kind") == "ResourceClaim":
+            claims.append(Claim(name, (obj.get("spec") or {}).get("devices") or {}))
+    return claims
+
+
+def classes_from_objects(objects: Iterable[Mapping[str, Any]]) -> dict[str, list[str]]:
+    return {(obj.get("metadata") or {}).get("name", ""): [
+        (s.get("cel") or {}).get("expression", "") for s in (obj.get("spec") or {}).get("selectors") or []]
+        for obj in objects if obj.get("kind") == "DeviceClass"}
+
+
+def in_use_from_claims(objects: Iterable[Mapping[str, Any]]) -> dict[Any, bool]:
+    """Devices allocated to existing ResourceClaims (status.allocation.devices.results), admin access excluded."""
+    used: dict[Any, bool] = defaultdict(bool)
+    for obj in objects:
+        if obj.get("kind") != "ResourceClaim":
+            continue
+        results = (((obj.get("status") or {}).get("allocation") or {}).get("devices") or {}).get("results") or []
+        for result in results:
+            if not result.get("adminAccess"):
+                used[(result.get("driver"), result.get("pool"), result.get("device"))] = True
+    return dict(used)

@@ -1,0 +1,136 @@
+"""What devices a cluster has: from ResourceSlice dumps, or synthesized from a stack's GPU node groups.
+
+ResourceSlices are read in the v1 shape and the older v1beta1 (`devices[].basic`) and v1beta2 shapes
+(../shared/docs/kubernetes-dra.md section 1). A synthesized fleet puts every DRA node group at its max size with the
+attributes NVIDIA's driver publishes on that instance type (`gpu_dra.core.hardware`, each row sourced).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpu_dra.core.config import AllocationMode, StackConfig
+from gpu_dra.core.hardware import INSTANCE_TYPES
+from gpu_dra.core.loader import Located
+from gpu_dra.core.nvidia import DRIVER_NAME, STANDARD_DOMAIN
+
+ALL_NODES = "*"  # a device reachable from every node (spec.allNodes)
+
+
+@dataclass(frozen=True)
+class Device:
+    node: str
+    driver: str
+    pool: str
+    name: str
+    attributes: Mapping[str, Mapping[str, Any]]
+    capacity: Mapping[str, str]
+    source: str = ""
+    allow_multiple_allocations: bool = False
+
+    @property
+    def shape(self) -> tuple[Any, ...]:
+        """What selectors can see: equal shapes give equal results, so each is evaluated once."""
+        return (self.driver, tuple(sorted((k, tuple(sorted(v.items()))) for k, v in self.attributes.items())),
+                tuple(sorted(self.capacity.items())), self.allow_multiple_allocations)
+
+    def attribute(self, qualified: str) -> Any:
+        """An attribute by fully qualified name; the bare id too when the domain is the driver's (allocator rule)."""
+        domain, _, ident = qualified.rpartition("/")
+        for key in (qualified, ident if domain == self.driver else None):
+            if key is not None and key in self.attributes:
+                value = self.attributes[key]
+                return next(iter(value.values()))
+        return None
+
+
+@dataclass
+class Inventory:
+    devices: list[Device] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def nodes(self) -> list[str]:
+        return sorted({d.node for d in self.devices if d.node != ALL_NODES})
+
+
+class InventoryError(ValueError):
+    pass
+
+
+def _capacity(value: Any) -> str:
+    return str(value.get("value")) if isinstance(value, Mapping) else str(value)
+
+
+def devices_from_slice(slice_: Mapping[str, Any], source: str) -> Iterator[Device]:
+    spec = slice_.get("spec") or {}
+    driver = spec.get("driver") or ""
+    pool = (spec.get("pool") or {}).get("name") or ""
+    node = spec.get("nodeName") or (ALL_NODES if spec.get("allNodes") else "")
+    if not driver or not node:
+        name = (slice_.get("metadata") or {}).get("name", "?")
+        raise InventoryError(f"{source}: ResourceSlice {name}: needs spec.driver and spec.nodeName (or allNodes); "
+                             "node-selector slices are not supported yet")
+    for device in spec.get("devices") or []:
+        body = device.get("basic") or device  # v1beta1 nests under `basic`
+        yield Device(node=node, driver=driver, pool=pool, name=device.get("name", "?"),
+                     attributes=dict(body.get("attributes") or {}),
+                     capacity={k: _capacity(v) for k, v in (body.get("capacity") or {}).items()},
+                     source=source, allow_multiple_allocations=bool(body.get("allowMultipleAllocations")))
+
+
+def objects_in_document(document: Any) -> Iterator[Mapping[str, Any]]:
+    if isinstance(document, Mapping):
+        if document.get("kind", "").endswith("List") and isinstance(document.get("items"), list):
+            yield from (item for item in document["items"] if isinstance(item, Mapping))
+        else:
+            yield document
+
+
+def from_documents(source: str, documents: list[Located]) -> Inventory:
+    inventory = Inventory()
+    for document in documents:
+        for obj in objects_in_document(document.data):
+            if obj.get("kind") == "ResourceSlice":
+                inventory.devices.extend(devices_from_slice(obj, source))
+    return inventory
+
+
+# --------------------------------------------------------------------------------------------- synthesized
+
+# Attributes the catalog cannot know per device; values as published by current drivers (the real p5 dump).
+SYNTHETIC_DRIVER_VERSION = "580.105.8"
+SYNTHETIC_CUDA_DRIVER_VERSION = "13.0.0"
+
+
+def synthesize(config: StackConfig) -> Inventory:
+    """Every DRA node group at its max size, each node with the GPUs its first instance type carries."""
+    inventory = Inventory()
+    for group in config.node_groups:
+        if group.allocation_mode is not AllocationMode.dra:
+            inventory.notes.append(f"{group.name}: device-plugin group, publishes no ResourceSlices")
+            continue
+        itype = INSTANCE_TYPES[group.instance_types[0]]
+        model = itype.gpu
+        inventory.notes.append(f"{group.name}: {group.scaling.max} x {itype.name}, {itype.gpus} x {model.product_name} "
+                               f"({model.status}: {model.source})")
+        for n in range(group.scaling.max):
+            node = f"{group.name}-{n}"
+            for g in range(itype.gpus):
+                attributes = {
+                    "type": {"string": "gpu"},
+                    "uuid": {"string": f"GPU-synthetic-{node}-{g}"},
+                    "productName": {"string": model.product_name},
+                    "brand": {"string": "Nvidia"},
+                    "architecture": {"string": model.architecture},
+                    "cudaComputeCapability": {"version": model.compute_capability},
+                    "driverVersion": {"version": SYNTHETIC_DRIVER_VERSION},
+                    "cudaDriverVersion": {"version": SYNTHETIC_CUDA_DRIVER_VERSION},
+                    # One PCIe root per GPU, as in the real p5 dump (../shared/fixtures/resourceslices).
+                    f"{STANDARD_DOMAIN}/pcieRoot": {"string": f"pci0000:{0x44 + 0x11 * g:02x}"},
+                }
+                inventory.devices.append(Device(node=node, driver=DRIVER_NAME, pool=node, name=f"gpu-{g}",
+                                                attributes=attributes, capacity={"memory": model.memory},
+                                                source=f"synthesized from node group {group.name}"))
+    return inventory
