@@ -175,7 +175,9 @@ def test_explain_cli_on_a_real_dump(tmp_path: Path) -> None:
                                             "constraints": [{"matchAttribute": "resource.kubernetes.io/pcieRoot"}]}}}}))
     result = gpu_dra("explain", str(P5), str(template))
     assert result.returncode == 1
-    assert "claim ml/pair: NOT allocatable: cannot allocate all claims" in result.stdout
+    assert ("claim ml/pair: NOT allocatable: enough devices match, but no node has a set that satisfies the "
+            "constraints; matchAttribute resource.kubernetes.io/pcieRoot: on ip-100-64-147-149.ec2.internal the "
+            "matching devices carry pci0000:44, pci0000:55") in result.stdout
 
 
 KLOG = (Path(__file__).parent / "data" / "scheduler-klog.log").read_text()  # klog text, as kube-scheduler logs
@@ -218,3 +220,14 @@ def test_claims_from_objects_reads_templates_and_claims() -> None:
                 "spec": {"spec": {"devices": {"requests": [exactly(1)]}}}},
                {"kind": "ResourceClaim", "metadata": {"name": "c"}, "spec": {"devices": {"requests": []}}}]
     assert [c.name for c in claims_from_objects(objects)] == ["a/t", "c"]
+
+
+def test_v1beta1_claims_are_read_and_misplaced_v1_fields_explained() -> None:
+    request = {"name": "gpu", "deviceClassName": "gpu.nvidia.com", "count": 1}
+    old = {"apiVersion": "resource.k8s.io/v1beta1", "kind": "ResourceClaim", "metadata": {"name": "old"},
+           "spec": {"devices": {"requests": [request]}}}
+    wrong = {**old, "apiVersion": "resource.k8s.io/v1", "metadata": {"name": "wrong"}}
+    old_claim, wrong_claim = claims_from_objects([old, wrong])
+    assert Explainer({}).explain(old_claim, load(P5)).allocatable
+    report = Explainer({}).explain(wrong_claim, load(P5))
+    assert not report.allocatable and "belong under `exactly`" in report.reason

@@ -18,7 +18,7 @@ from gpu_dra.core import nvidia
 from gpu_dra.core.allocator import Allocation, Choice, Constraint, allocate
 from gpu_dra.core.cel import CompileError, compile_selector, device_view, evaluate
 from gpu_dra.core.cel.compile import CompiledSelector
-from gpu_dra.core.cel.lexer import tokenize
+from gpu_dra.core.cel.lexer import device_lookups, tokenize
 from gpu_dra.core.inventory import ALL_NODES, Device, Inventory
 
 
@@ -28,6 +28,7 @@ class Claim:
 
     name: str
     devices: Mapping[str, Any]  # spec.devices in resource.k8s.io/v1 shape
+    problem: str | None = None  # why the API server would not even store it
 
 
 @dataclass
@@ -73,7 +74,10 @@ class Explainer:
         self.consumable_capacity = consumable_capacity
         self._compiled: dict[str, CompiledSelector | CompileError] = {}
         self._results: dict[tuple[str, Any], tuple[bool, str | None]] = {}
-        self._views: dict[Any, Any] = {}
+        self._specs: dict[tuple[str, ...], tuple[tuple[str, str, str | None], ...] | None] = {}
+        self._grouping: dict[Any, list[list[Device]]] = {}
+        self._looks: dict[Any, dict[int, Any]] = {}
+        self._nothing_in_use: Mapping[Any, bool] = {}
 
     # ------------------------------------------------------------------------------------------- evaluation
 
@@ -86,20 +90,42 @@ class Explainer:
         return self._compiled[expression]
 
     def _evaluate(self, expression: str, device: Device) -> tuple[bool, str | None]:
-        """(matches, runtime error) for one selector on one device shape."""
-        key = (expression, device.shape)
+        """(matches, runtime error) for one selector on one device, once per distinct view of the device."""
+        key = (expression, self._device_key(device, self._spec([expression])))
         if key not in self._results:
             compiled = self._compile(expression)
             if isinstance(compiled, CompileError):
                 self._results[key] = (False, f"CEL compile error: {compiled.message}")
             else:
-                view = self._views.get(device.shape)
-                if view is None:
-                    view = self._views[device.shape] = device_view(
-                        device.driver, device.attributes, device.capacity, device.allow_multiple_allocations)
+                view = device_view(device.driver, device.attributes, device.capacity, device.allow_multiple_allocations)
                 result = evaluate(compiled, view)
                 self._results[key] = (result.matches, f"CEL runtime error: {result.error}" if result.error else None)
         return self._results[key]
+
+    def _spec(self, expressions: Iterable[str]) -> tuple[tuple[str, str, str | None], ...] | None:
+        """The parts of a device these expressions can read, or None when they may read anything."""
+        key = tuple(expressions)
+        if key not in self._specs:
+            self._specs[key] = _reads(key)
+        return self._specs[key]
+
+    @staticmethod
+    def _device_key(device: Device, spec: tuple[tuple[str, str, str | None], ...] | None) -> Any:
+        if spec is None:
+            return device.shape
+        return (device.driver, device.allow_multiple_allocations,
+                tuple(_project(device, field) for field in spec))
+
+    def _groups(self, expressions: list[str], inventory: Inventory) -> list[list[Device]]:
+        """The inventory's devices grouped by what these expressions can see: one evaluation per group."""
+        spec = self._spec(expressions)
+        cache_key = (spec, id(inventory))
+        if cache_key not in self._grouping:
+            groups: dict[Any, list[Device]] = {}
+            for device in inventory.devices:
+                groups.setdefault(self._device_key(device, spec), []).append(device)
+            self._grouping[cache_key] = list(groups.values())
+        return self._grouping[cache_key]
 
     def _failing_term(self, expression: str, device: Device) -> str | None:
         """Describe the first top-level `&&` term that is false on the device, in the user's words."""
@@ -128,7 +154,11 @@ class Explainer:
 
     def explain(self, claim: Claim, inventory: Inventory, in_use: Mapping[Any, bool] | None = None) -> ClaimReport:
         report = ClaimReport(claim.name)
-        in_use = in_use or {}
+        if claim.problem:
+            report.errors.append(claim.problem)
+            report.reason = claim.problem
+            return report
+        in_use = in_use or self._nothing_in_use  # one object, so per-device caches carry across claims
         requests = list(claim.devices.get("requests") or [])
         choices_by_request: list[tuple[str, list[tuple[Choice, list[Device]]]]] = []
         for request in requests:
@@ -145,16 +175,16 @@ class Explainer:
                     report.errors.append(f"request {label}: device class {class_name} does not exist")
                     continue
                 selectors = [s.get("cel", {}).get("expression", "") for s in spec.get("selectors") or []]
-                for device in inventory.devices:
-                    passes, reason, fatal = self._judge(device, class_name, selectors, claim.name)
+                for group in self._groups([*self.classes[class_name], *selectors], inventory):
+                    passes, reason, fatal = self._judge(group[0], class_name, selectors, claim.name)
                     if fatal:
                         if fatal not in report.errors:
                             report.errors.append(fatal)
-                        request_report.rejected.setdefault(f"aborts the claim: {fatal}", []).append(device)
+                        request_report.rejected.setdefault(f"aborts the claim: {fatal}", []).extend(group)
                     elif passes:
-                        request_report.matching.append(device)
+                        request_report.matching.extend(group)
                     else:
-                        request_report.rejected.setdefault(reason or "no match", []).append(device)
+                        request_report.rejected.setdefault(reason or "no match", []).extend(group)
                 mode = spec.get("allocationMode", "ExactCount")
                 choice = Choice(subrequest, mode, int(spec.get("count", 1) or 1), (),
                                 bool(spec.get("adminAccess")))
@@ -167,31 +197,69 @@ class Explainer:
         constraints = [Constraint(tuple(c.get("requests") or ()), c.get("matchAttribute"), c.get("distinctAttribute"))
                        for c in claim.devices.get("constraints") or []]
         self._simulate(report, choices_by_request, constraints, inventory, in_use)
+        if not report.allocatable and constraints and all(r.matching for r in report.requests):
+            unconstrained = ClaimReport(claim.name)
+            self._simulate(unconstrained, choices_by_request, [], inventory, in_use)
+            if unconstrained.allocatable:
+                report.reason = _constraint_reason(constraints, report.requests, unconstrained.nodes[0])
         return report
 
     def _simulate(self, report: ClaimReport, choices_by_request: list[tuple[str, list[tuple[Choice, list[Device]]]]],
                   constraints: list[Constraint], inventory: Inventory, in_use: Mapping[Any, bool]) -> None:
-        outcomes: dict[Any, list[Allocation] | None] = {}
+        attributes = [c.match_attribute or c.distinct_attribute or "" for c in constraints]
+        by_node: list[tuple[str, list[tuple[Choice, dict[str, list[Device]]]]]] = []
+        for name, choices in choices_by_request:
+            indexed = []
+            for choice, matching in choices:
+                nodes: dict[str, list[Device]] = defaultdict(list)
+                for device in matching:
+                    nodes[device.node].append(device)
+                indexed.append((choice, nodes))
+            by_node.append((name, indexed))
+
+        # What allocation depends on, per device: use by other claims and the constrained attributes.
+        looks = self._looks.setdefault((tuple(attributes), id(in_use)), {})  # callers keep in_use alive
+
+        def look(device: Device) -> Any:
+            found = looks.get(id(device))
+            if found is None:
+                found = looks[id(device)] = (in_use.get((device.driver, device.pool, device.name), False),
+                                             *(device.attribute(a) for a in attributes))
+            return found
+
+        outcomes: dict[Any, bool] = {}
         for node in inventory.nodes():
-            per_request = []
-            for name, choices in choices_by_request:
-                per_request.append((name, [
-                    Choice(c.subrequest, c.mode, c.count,
-                           tuple(d for d in matching if d.node in (node, ALL_NODES)), c.admin_access)
-                    for c, matching in choices]))
-            # Nodes whose candidate devices look alike have the same outcome: compute it once.
-            signature = tuple((name, tuple((c.subrequest, tuple((d.shape, in_use.get((d.driver, d.pool, d.name),
-                                                                                         False)) for d in c.candidates))
-                                           for c in choices)) for name, choices in per_request)
+            per_request = [(name, [Choice(c.subrequest, c.mode, c.count,
+                                          (*nodes.get(node, ()), *nodes.get(ALL_NODES, ())), c.admin_access)
+                                   for c, nodes in indexed]) for name, indexed in by_node]
+            # Nodes whose candidates look alike have the same outcome: decide it once.
+            signature = tuple(tuple(tuple(map(look, c.candidates)) for c in choices) for _, choices in per_request)
             if signature not in outcomes:
-                outcomes[signature] = allocate(per_request, constraints, in_use)
-            if outcomes[signature] is not None:
+                outcomes[signature] = allocate(per_request, constraints, in_use) is not None
+            if outcomes[signature]:
                 report.nodes.append(node)
                 if report.solution is None:
                     report.solution = (node, allocate(per_request, constraints, in_use) or [])
         report.allocatable = bool(report.nodes)
         if not report.allocatable:
             report.reason = _unallocatable_reason(report)
+
+
+def _constraint_reason(constraints: list[Constraint], requests: list[RequestReport], node: str) -> str:
+    """Enough devices match, but not together: show the constrained values on a node that has the devices."""
+    parts = []
+    for constraint in constraints:
+        attribute = constraint.match_attribute or constraint.distinct_attribute or ""
+        values: dict[str, int] = {}
+        for request in requests:
+            for device in request.matching:
+                if device.node == node:
+                    value = str(device.attribute(attribute))
+                    values[value] = values.get(value, 0) + 1
+        kind = "matchAttribute" if constraint.match_attribute else "distinctAttribute"
+        seen = ", ".join(f"{v} x{n}" if n > 1 else v for v, n in sorted(values.items()))
+        parts.append(f"{kind} {attribute}: on {node} the matching devices carry {seen}")
+    return ("enough devices match, but no node has a set that satisfies the constraints; " + "; ".join(parts))
 
 
 def _unallocatable_reason(report: ClaimReport) -> str:
@@ -202,6 +270,42 @@ def _unallocatable_reason(report: ClaimReport) -> str:
             return f"request {request.name}: no device matches{why}"
     return ("cannot allocate all claims: no single node has enough matching, free devices that also satisfy the "
             "claim's constraints")
+
+
+# --------------------------------------------------------------------------------------------- projections
+
+
+def _reads(expressions: tuple[str, ...]) -> tuple[tuple[str, str, str | None], ...] | None:
+    """(map, domain, name or None for the whole domain) for every device lookup; None when an expression reads
+    device.attributes or device.capacity other than through a literal domain (then everything may matter)."""
+    fields: set[tuple[str, str, str | None]] = set()
+    for expression in expressions:
+        tokens = tokenize(expression)
+        if tokens is None:
+            return None
+        lookups = device_lookups(tokens)
+        uses = sum(1 for i in range(len(tokens) - 2) if tokens[i].text == "device" and tokens[i + 1].text == "."
+                   and tokens[i + 2].text in ("attributes", "capacity"))
+        if uses != len(lookups) or any(lookup.domain is None for lookup in lookups):
+            return None
+        fields.update((lookup.map, lookup.domain or "", lookup.name) for lookup in lookups)
+    return tuple(sorted(fields, key=lambda f: (f[0], f[1], f[2] or "")))
+
+
+_ABSENT = object()
+
+
+def _project(device: Device, field: tuple[str, str, str | None]) -> Any:
+    map_name, domain, name = field
+    source: Mapping[str, Any] = device.attributes if map_name == "attributes" else device.capacity
+    if name is None:  # the whole domain
+        return tuple(sorted((k, repr(v)) for k, v in source.items()
+                            if k.rpartition("/")[0] == domain or (domain == device.driver and "/" not in k)))
+    keys = (name, f"{domain}/{name}") if domain == device.driver else (f"{domain}/{name}",)
+    for key in keys:
+        if key in source:
+            return repr(source[key])
+    return _ABSENT
 
 
 # --------------------------------------------------------------------------------------------- failing terms
@@ -256,15 +360,39 @@ def _describe(term: str, device: Device) -> str:
 # --------------------------------------------------------------------------------------------- inputs
 
 
+_REQUEST_FIELDS = ("deviceClassName", "selectors", "allocationMode", "count", "adminAccess", "tolerations",
+                   "capacity")
+
+
+def _v1_devices(api_version: str, devices: Mapping[str, Any]) -> tuple[dict[str, Any], str | None]:
+    """v1beta1 claims put request fields on the request; v1 (and v1beta2) under `exactly`."""
+    requests = []
+    problem = None
+    for request in devices.get("requests") or []:
+        misplaced = {k: v for k, v in request.items() if k in _REQUEST_FIELDS}
+        if misplaced and "exactly" not in request and "firstAvailable" not in request:
+            if api_version.endswith("/v1beta1"):
+                request = {"name": request.get("name"), "exactly": misplaced}
+            elif problem is None:
+                problem = (f"request {request.get('name')}: {', '.join(misplaced)} sit on the request, which "
+                           f"{api_version} does not accept (they belong under `exactly`); `gpu-dra lint` shows "
+                           "the fix")
+        requests.append(request)
+    return {**devices, "requests": requests}, problem
+
+
 def claims_from_objects(objects: Iterable[Mapping[str, Any]]) -> list[Claim]:
     claims = []
     for obj in objects:
         meta = obj.get("metadata") or {}
         name = f"{meta['namespace']}/{meta.get('name')}" if meta.get("namespace") else str(meta.get("name"))
+        spec = obj.get("spec") or {}
         if obj.get("kind") == "ResourceClaimTemplate":
-            claims.append(Claim(name, ((obj.get("spec") or {}).get("spec") or {}).get("devices") or {}))
-        elif obj.get("kind") == "ResourceClaim":
-            claims.append(Claim(name, (obj.get("spec") or {}).get("devices") or {}))
+            spec = spec.get("spec") or {}
+        elif obj.get("kind") != "ResourceClaim":
+            continue
+        devices, problem = _v1_devices(str(obj.get("apiVersion", "resource.k8s.io/v1")), spec.get("devices") or {})
+        claims.append(Claim(name, devices, problem))
     return claims
 
 
