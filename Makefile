@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 STACK ?= dev
 
-.PHONY: preview test bench schemas docs clean
+.PHONY: preview test check pack-config bench schemas docs clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "gpu-dra needs Python 3.11 or newer; set PYTHON=python3.11")'
@@ -21,6 +21,12 @@ test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	$(BIN)/python -m pytest
+
+check: $(STAMP)
+	$(BIN)/gpu-dra check --all-stacks
+
+pack-config: $(STAMP)
+	for s in dev staging prod; do $(BIN)/gpu-dra check --stack $$s --pack-config > policies/config.$$s.json; done
 
 schemas: $(STAMP)
 	$(BIN)/gpu-dra schema stack > schemas/stack.schema.json

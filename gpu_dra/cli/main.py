@@ -389,6 +389,37 @@ def cmd_logs(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_check(args: argparse.Namespace) -> int:
+    from gpu_dra.cli import check
+    from gpu_dra.core.loader import available_stacks
+    from gpu_dra.core.policy import MANDATORY
+
+    root = _root(args)
+    stacks = available_stacks(root) if args.all_stacks else [args.stack or "dev"]
+    if args.pack_config:
+        if len(stacks) != 1:
+            raise UsageError("--pack-config writes one stack's config; use --stack")
+        print(json.dumps(check.pack_config(load_stack(root, stacks[0])), indent=2, sort_keys=True))
+        return EXIT_OK
+    found = []
+    for name in stacks:
+        found += check.check_stack(root, name)
+    if args.format == "json":
+        print(json.dumps(check.as_json(stacks, found), indent=2))
+    elif args.format == "sarif":
+        print(json.dumps(check.as_sarif(found, __version__), indent=2))
+    else:
+        for name in stacks:
+            mine = [f for f in found if f.stack == name]
+            mandatory = sum(1 for f in mine if f.violation.enforcement == MANDATORY)
+            print(f"stack {name}: {mandatory} mandatory, {len(mine) - mandatory} advisory violation(s)")
+            for item in sorted(mine, key=lambda f: (f.violation.enforcement != MANDATORY, f.file, f.line)):
+                v = item.violation
+                print(f"  [{v.enforcement}] {v.policy}  {item.file}:{item.line}")
+                print(f"      {v.message}")
+    return EXIT_FINDINGS if any(f.violation.enforcement == MANDATORY for f in found) else EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="gpu-dra", description="GPU scheduling on EKS with Kubernetes DRA.")
     parser.add_argument("--version", action="version", version=f"gpu-dra {__version__}")
@@ -418,6 +449,15 @@ def build_parser() -> argparse.ArgumentParser:
     lint.add_argument("--chart-version", default="0.4.1", help="NVIDIA DRA chart version (default 0.4.1)")
     lint.add_argument("--format", choices=["text", "json"], default="text")
     lint.set_defaults(func=cmd_lint)
+
+    check = verbs.add_parser("check", help="run the policy pack offline on stacks (exit 1 on a mandatory violation)")
+    target = check.add_mutually_exclusive_group()
+    target.add_argument("--stack", help="stack name (default dev)")
+    target.add_argument("--all-stacks", action="store_true", help="every stack in stacks/")
+    check.add_argument("--format", choices=["text", "json", "sarif"], default="text")
+    check.add_argument("--pack-config", action="store_true",
+                       help="print the stack's config for `pulumi preview --policy-pack-config` instead")
+    check.set_defaults(func=cmd_check)
 
     inventory = verbs.add_parser("inventory", help="nodes x devices from ResourceSlice files or a stack's fleet")
     inventory.add_argument("paths", nargs="*", metavar="FILE", help="kubectl get resourceslices -o yaml output, or -")

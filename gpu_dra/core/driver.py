@@ -24,6 +24,7 @@ from gpu_dra.core.config import (
     Team,
 )
 from gpu_dra.core.nodes import ALLOCATION_LABEL, DEVICE_PLUGIN_SOURCE_LABEL, SYSTEM_NODE_LABEL, device_plugin_source
+from gpu_dra.core.scheduling import helm_merge, schedules_on
 
 
 @dataclass(frozen=True)
@@ -116,46 +117,65 @@ def effective_gates(driver: DraDriver) -> dict[str, bool]:
     return gates
 
 
-def gate_problems(config: StackConfig, teams: list[Team]) -> list[tuple[tuple[str | int, ...], str]]:
-    """Driver gate mistakes as (path under gpu-dra:draDriver, message); empty when the gates are consistent."""
-    driver = config.dra_driver
-    problems: list[tuple[tuple[str | int, ...], str]] = []
-    line = CHART_LINES[driver.chart]
-    if parse_version(driver.version) < line.first_supported:
+def effective_gates_of(chart: ChartName, version: str, feature_gates: dict[str, bool]) -> dict[str, bool]:
+    return effective_gates(DraDriver.model_validate({"chart": chart.value, "version": version,
+                                                     "featureGates": feature_gates}))
+
+
+def gate_conflicts(chart: ChartName, version: str, feature_gates: dict[str, bool], kubernetes_version: str,
+                   sharing: list[tuple[str, SharingStrategy]]) -> list[tuple[str | None, str]]:
+    """Driver gate mistakes as (what, message), `what` being "version", a gate name, or None for a template's
+    sharing: one source for config validation and the policy pack.
+
+    `sharing` lists (who, strategy) for every claim template asking for time-slicing or MPS.
+    """
+    problems: list[tuple[str | None, str]] = []
+    line = CHART_LINES[chart]
+    if parse_version(version) < line.first_supported:
         first = ".".join(map(str, line.first_supported))
-        problems.append((("version",), f"{driver.chart.value} {driver.version} is older than {first}, the first "
-                                       f"release gpu-dra supports: {line.why_first}"))
-        return problems
+        return [("version", f"{chart.value} {version} is older than {first}, the first release gpu-dra supports: "
+                            f"{line.why_first}")]
+    driver = DraDriver.model_validate({"chart": chart.value, "version": version, "featureGates": feature_gates})
     level = release_level(driver)
-    for name in driver.feature_gates:
+    for name in feature_gates:
         gate = DRIVER_GATES.get(name)
         if gate is None:
-            problems.append((("featureGates", name), f"unknown driver gate; gates of {driver.chart.value} "
-                                                     f"{driver.version}: {', '.join(sorted(effective_gates(driver)))}"))
+            problems.append((name, f"unknown driver gate; gates of {chart.value} {version}: "
+                                   f"{', '.join(sorted(effective_gates(driver)))}"))
         elif gate.since > level:
-            problems.append((("featureGates", name), f"{name} arrives in driver release 0.{gate.since[1]}; "
-                                                     f"{driver.chart.value} {driver.version} does not have it"))
+            problems.append((name, f"{name} arrives in driver release 0.{gate.since[1]}; {chart.value} {version} "
+                                   "does not have it"))
     gates = effective_gates(driver)
     for first, second in EXCLUSIVE_GATES:
         if gates.get(first) and gates.get(second):
-            problems.append((("featureGates", first), f"{first} and {second} cannot both be on (the driver refuses "
-                                                      "to start)"))
+            problems.append((first, f"{first} and {second} cannot both be on (the driver refuses to start)"))
     for gate_name, needed in REQUIRED_GATES:
         if gates.get(gate_name) and not gates.get(needed):
-            problems.append((("featureGates", gate_name), f"{gate_name} needs {needed} on"))
-    if gates.get("DynamicMIG") and config.cluster.kubernetes_version in ("1.34", "1.35"):
-        problems.append((("featureGates", "DynamicMIG"), "DynamicMIG needs the Kubernetes gate "
-                                                         "DRAPartitionableDevices, alpha and off before 1.36"))
-    for team in teams:
-        for template in team.claim_templates:
-            if template.sharing is None:
-                continue
-            needed = SHARING_GATES[template.sharing.strategy]
-            if not gates.get(needed):
-                problems.append((("featureGates",), f"team {team.name}'s template {template.name} uses "
-                                                    f"{template.sharing.strategy.value} sharing, which the driver "
-                                                    f"rejects unless {needed}: true"))
+            problems.append((gate_name, f"{gate_name} needs {needed} on"))
+    if gates.get("DynamicMIG") and kubernetes_version in ("1.34", "1.35"):
+        problems.append(("DynamicMIG", "DynamicMIG needs the Kubernetes gate DRAPartitionableDevices, alpha and off "
+                                       "before 1.36"))
+    for who, strategy in sharing:
+        needed = SHARING_GATES[strategy]
+        if not gates.get(needed):
+            problems.append((None, f"{who} uses {strategy.value} sharing, which the driver rejects unless "
+                                   f"{needed}: true"))
     return problems
+
+
+def gate_problems(config: StackConfig, teams: list[Team]) -> list[tuple[tuple[str | int, ...], str]]:
+    """Driver gate mistakes of a stack as (path under gpu-dra:draDriver, message)."""
+    driver = config.dra_driver
+    sharing = [(f"team {team.name}'s template {t.name}", t.sharing.strategy)
+               for team in teams for t in team.claim_templates if t.sharing is not None]
+    out: list[tuple[tuple[str | int, ...], str]] = []
+    for gate, message in gate_conflicts(driver.chart, driver.version, dict(driver.feature_gates),
+                                        config.cluster.kubernetes_version, sharing):
+        if gate == "version":
+            out.append((("version",), message))
+        else:
+            out.append((("featureGates", gate) if gate else ("featureGates",), message))
+    return out
 
 
 def driver_root(config: StackConfig) -> str:
@@ -213,6 +233,63 @@ def dra_chart_values(config: StackConfig) -> dict[str, Any]:
     if driver.feature_gates:
         values["featureGates"] = dict(sorted(driver.feature_gates.items()))
     return values
+
+
+# The charts' own node selection (defaults the values above are merged into): dra-driver-nvidia-gpu 0.4.1
+# values.yaml kubeletPlugin (../shared/fixtures/chart-values; 25.12.0 has the same affinity and no tolerations), and
+# NVIDIA/k8s-device-plugin deployments/helm/nvidia-device-plugin/values.yaml (commit 00f2a02).
+_NFD_OR_LABEL_TERMS = [
+    {"matchExpressions": [{"key": "feature.node.kubernetes.io/pci-10de.present", "operator": "In",
+                           "values": ["true"]}]},
+    {"matchExpressions": [{"key": "feature.node.kubernetes.io/cpu-model.vendor_id", "operator": "In",
+                           "values": ["NVIDIA"]}]},
+    {"matchExpressions": [{"key": "nvidia.com/gpu.present", "operator": "In", "values": ["true"]}]},
+]
+DRA_PLUGIN_DEFAULTS: dict[str, Any] = {
+    "nodeSelector": {},
+    "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        _NFD_OR_LABEL_TERMS[0],
+        {"matchExpressions": [{"key": "feature.node.kubernetes.io/pci-0302_10de.present", "operator": "In",
+                               "values": ["true"]}]},
+        {"matchExpressions": [{"key": "feature.node.kubernetes.io/pci-0300_10de.present", "operator": "In",
+                               "values": ["true"]}]},
+        *_NFD_OR_LABEL_TERMS[1:]]}}},
+    "tolerations": [GPU_TOLERATION],
+}
+DEVICE_PLUGIN_DEFAULTS: dict[str, Any] = {
+    "nodeSelector": {},
+    "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": _NFD_OR_LABEL_TERMS}}},
+    "tolerations": [{"key": "CriticalAddonsOnly", "operator": "Exists"}, GPU_TOLERATION],
+}
+# NFD (installed with the GPU Operator) labels every NVIDIA GPU node like this; the check assumes it is present.
+NFD_GPU_LABELS = {"feature.node.kubernetes.io/pci-10de.present": "true"}
+
+
+@dataclass(frozen=True)
+class NodeGroupView:
+    name: str
+    labels: dict[str, str]
+    taints: list[dict[str, Any]]  # {key, value, effect} with Kubernetes effect names
+
+
+def shared_gpu_nodes(groups: list[NodeGroupView], dra_plugin: dict[str, Any] | None,
+                     device_plugin: dict[str, Any] | None) -> list[str]:
+    """Node groups both NVIDIA's device plugin and the DRA kubelet plugin would run on (with NFD labels present).
+
+    `dra_plugin` and `device_plugin` are the pod placement values (nodeSelector, affinity, tolerations) as set,
+    merged here over the charts' defaults; None when that plugin is not installed.
+    """
+    if dra_plugin is None or device_plugin is None:
+        return []
+    dra_pod = helm_merge(DRA_PLUGIN_DEFAULTS, dra_plugin)
+    device_plugin_pod = helm_merge(DEVICE_PLUGIN_DEFAULTS, device_plugin)
+    shared = []
+    for group in groups:
+        labels = {**group.labels, **NFD_GPU_LABELS}
+        if schedules_on(dra_pod, labels, group.taints) and schedules_on(device_plugin_pod, labels, group.taints):
+            shared.append(group.name)
+    return shared
 
 
 def device_plugin_needed(config: StackConfig) -> bool:

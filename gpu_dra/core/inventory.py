@@ -104,18 +104,36 @@ SYNTHETIC_DRIVER_VERSION = "580.105.8"
 SYNTHETIC_CUDA_DRIVER_VERSION = "13.0.0"
 
 
+@dataclass(frozen=True)
+class GroupSpec:
+    """A GPU node group as the fleet synthesis needs it; from config, or from node group resources (policies)."""
+
+    name: str
+    instance_type: str
+    max_nodes: int
+    dra: bool
+
+
 def synthesize(config: StackConfig) -> Inventory:
     """Every DRA node group at its max size, each node with the GPUs its first instance type carries."""
+    return synthesize_groups([GroupSpec(g.name, g.instance_types[0], g.scaling.max,
+                                        g.allocation_mode is AllocationMode.dra) for g in config.node_groups])
+
+
+def synthesize_groups(groups: list[GroupSpec]) -> Inventory:
     inventory = Inventory()
-    for group in config.node_groups:
-        if group.allocation_mode is not AllocationMode.dra:
+    for group in groups:
+        if not group.dra:
             inventory.notes.append(f"{group.name}: device-plugin group, publishes no ResourceSlices")
             continue
-        itype = INSTANCE_TYPES[group.instance_types[0]]
+        itype = INSTANCE_TYPES.get(group.instance_type)
+        if itype is None:
+            inventory.notes.append(f"{group.name}: {group.instance_type} is not in the GPU catalog; left out")
+            continue
         model = itype.gpu
-        inventory.notes.append(f"{group.name}: {group.scaling.max} x {itype.name}, {itype.gpus} x {model.product_name} "
+        inventory.notes.append(f"{group.name}: {group.max_nodes} x {itype.name}, {itype.gpus} x {model.product_name} "
                                f"({model.status}: {model.source})")
-        for n in range(group.scaling.max):
+        for n in range(group.max_nodes):
             node = f"{group.name}-{n}"
             for g in range(itype.gpus):
                 attributes = {

@@ -89,7 +89,7 @@ def _devices_spec(obj: ManifestObject) -> tuple[dict[str, Any], tuple[str | int,
     return (spec.get("devices") or {}), ("spec", "devices")
 
 
-def _selector_sites(obj: ManifestObject) -> Iterator[tuple[tuple[str | int, ...], str, str | None]]:
+def selector_sites(obj: ManifestObject) -> Iterator[tuple[tuple[str | int, ...], str, str | None]]:
     """(path of the expression, expression, device class name or None for a class's own selectors)."""
     if obj.data.get("kind") == "DeviceClass":
         for i, selector in enumerate((obj.data.get("spec") or {}).get("selectors") or []):
@@ -117,7 +117,7 @@ def _selector_sites(obj: ManifestObject) -> Iterator[tuple[tuple[str | int, ...]
                         choice.get("deviceClassName")
 
 
-def _gate_sites(obj: ManifestObject) -> Iterator[tuple[tuple[str | int, ...], gates.GuardedField]]:
+def gate_sites(obj: ManifestObject) -> Iterator[tuple[tuple[str | int, ...], gates.GuardedField]]:
     if obj.data.get("kind") == "DeviceClass":
         if "extendedResourceName" in (obj.data.get("spec") or {}):
             yield ("spec", "extendedResourceName"), gates.EXTENDED_RESOURCE
@@ -182,7 +182,7 @@ def lint_object(obj: ManifestObject, target: Target) -> list[Finding]:
     # Misplaced request fields are what the schema would reject first; say it in the user's terms instead.
     findings = misplaced or _schema_findings(obj, target)
     consumable = target.enabled("DRAConsumableCapacity")
-    for path, expression, device_class in _selector_sites(obj):
+    for path, expression, device_class in selector_sites(obj):
         where = format_path(path)
         line = obj.line(path)
         try:
@@ -200,7 +200,7 @@ def lint_object(obj: ManifestObject, target: Target) -> list[Finding]:
         for lint in lint_selector(expression, context):
             findings.append(Finding(obj.file, line, obj.name, where, lint.rule, lint.severity, lint.message,
                                     lint.fix))
-    for path, guarded in _gate_sites(obj):
+    for path, guarded in gate_sites(obj):
         if not target.enabled(guarded.gate):
             current = gates.state(guarded.gate, target.kubernetes_version)
             stage = f"{current.stage} and off" if current else "not present"

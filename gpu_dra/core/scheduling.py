@@ -7,7 +7,7 @@ GPU: silent oversubscription), from the node groups' labels and taints and the c
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 
@@ -35,7 +35,7 @@ def _expression_holds(expression: Mapping[str, Any], labels: Mapping[str, str]) 
     raise ValueError(f"unsupported node selector operator {operator!r}")
 
 
-def _tolerated(taint: Mapping[str, Any], tolerations: list[Mapping[str, Any]]) -> bool:
+def _tolerated(taint: Mapping[str, Any], tolerations: Sequence[Mapping[str, Any]]) -> bool:
     for toleration in tolerations:
         if toleration.get("effect") and toleration["effect"] != taint["effect"]:
             continue
@@ -47,7 +47,7 @@ def _tolerated(taint: Mapping[str, Any], tolerations: list[Mapping[str, Any]]) -
     return False
 
 
-def schedules_on(pod: Mapping[str, Any], labels: Mapping[str, str], taints: list[Mapping[str, Any]]) -> bool:
+def schedules_on(pod: Mapping[str, Any], labels: Mapping[str, str], taints: Sequence[Mapping[str, Any]]) -> bool:
     """Whether a pod spec's `nodeSelector`, `affinity` and `tolerations` admit a node with these labels and taints."""
     if any(labels.get(k) != v for k, v in (pod.get("nodeSelector") or {}).items()):
         return False

@@ -1,0 +1,566 @@
+"""The policy pack's rules as plain functions: resource props (camelCase, numbers as floats, as the Pulumi engine
+sends them) and context in, violation messages out. `gpu_dra.policypack` wraps them in CrossGuard policies.
+
+Each rule understands the resources of an offline run under mocks (component inputs such as
+`eks:index:ManagedNodeGroup`) and those of a real preview (`aws:eks/nodeGroup:NodeGroup`, `aws:eks/cluster:Cluster`,
+chart-rendered DaemonSets), per ../shared/docs/pulumi-notes.md section 1.1.
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpu_dra.core import driver, gates, nvidia
+from gpu_dra.core.cel import CompileError, compile_selector
+from gpu_dra.core.config import ChartName, DraDriver, SharingStrategy
+from gpu_dra.core.explain import Explainer, claims_from_objects, classes_from_objects
+from gpu_dra.core.inventory import GroupSpec, synthesize_groups
+from gpu_dra.core.lint import SelectorContext, lint_selector
+from gpu_dra.core.loader import Located, format_path
+from gpu_dra.core.manifest_lint import ManifestObject, gate_sites, selector_sites
+from gpu_dra.core.manifests import ADMIN_ACCESS_LABEL, CLAIMS_QUOTA, device_quota_name
+from gpu_dra.core.nodes import EKS_TAINT_EFFECTS
+
+ADVISORY, MANDATORY = "advisory", "mandatory"
+RESOURCE_TYPES = {
+    "DeviceClass": "kubernetes:resource.k8s.io/v1:DeviceClass",
+    "ResourceClaim": "kubernetes:resource.k8s.io/v1:ResourceClaim",
+    "ResourceClaimTemplate": "kubernetes:resource.k8s.io/v1:ResourceClaimTemplate",
+}
+EKS_CLUSTER_TYPES = ("eks:index:Cluster", "aws:eks/cluster:Cluster")
+NODE_GROUP_TYPES = ("eks:index:ManagedNodeGroup", "aws:eks/nodeGroup:NodeGroup")
+CHART_TYPE = "kubernetes:helm.sh/v4:Chart"
+# End of EKS standard support (kubernetes-dra.md section 6, eks-notes.md; 1.35 partially verified).
+EKS_STANDARD_SUPPORT_ENDS = {"1.33": datetime.date(2026, 7, 29), "1.34": datetime.date(2026, 12, 2),
+                             "1.35": datetime.date(2027, 3, 27)}
+
+
+@dataclass(frozen=True)
+class Resource:
+    type: str
+    name: str
+    urn: str
+    props: Mapping[str, Any]
+    protect: bool = False
+
+
+@dataclass
+class Context:
+    """Facts about the target cluster: from the stack's own resources when present, else from pack config."""
+
+    kubernetes_version: str = "1.34"
+    platform: str = "eks"
+    feature_gates: dict[str, bool] = field(default_factory=dict)
+    environment: str = "dev"
+    chart: ChartName = ChartName.dra_driver_nvidia_gpu
+    chart_version: str = "0.4.1"
+    driver_gates: dict[str, bool] = field(default_factory=dict)
+    today: datetime.date = field(default_factory=datetime.date.today)
+
+    def gate_on(self, gate: str) -> bool:
+        return gates.enabled(gate, self.kubernetes_version, self.platform, self.feature_gates)
+
+    @property
+    def driver_level(self) -> tuple[int, int]:
+        return driver.release_level(DraDriver.model_validate({"chart": self.chart.value,
+                                                             "version": self.chart_version}))
+
+
+def _minor(version: Any) -> str:
+    parts = str(version).split(".")
+    return ".".join(parts[:2]) if len(parts) >= 2 else str(version)
+
+
+def context_from(resources: Iterable[Resource], config: Mapping[str, Any]) -> Context:
+    context = Context(
+        kubernetes_version=str(config.get("kubernetesVersion", "1.34")),
+        platform=str(config.get("platform", "eks")),
+        feature_gates={k: bool(v) for k, v in (config.get("featureGates") or {}).items()},
+        environment=str(config.get("environment", "dev")),
+        chart=ChartName(config.get("chart", ChartName.dra_driver_nvidia_gpu.value)),
+        chart_version=str(config.get("chartVersion", "0.4.1")),
+    )
+    if config.get("today"):
+        context.today = datetime.date.fromisoformat(str(config["today"]))
+    for resource in resources:
+        props = resource.props
+        if resource.type in EKS_CLUSTER_TYPES:
+            context.platform = "eks"
+            if props.get("version"):
+                context.kubernetes_version = _minor(props["version"])
+            tags = props.get("tags") or {}
+            if tags.get("gpu-dra.io/environment"):
+                context.environment = str(tags["gpu-dra.io/environment"])
+        elif resource.type == CHART_TYPE and _is_dra_chart(props):
+            chart_name = str(props.get("chart", "")).rstrip("/").rsplit("/", 1)[-1]
+            if chart_name in {c.value for c in ChartName}:
+                context.chart = ChartName(chart_name)
+            if props.get("version"):
+                context.chart_version = str(props["version"])
+            context.driver_gates = {k: bool(v) for k, v in ((props.get("values") or {}).get("featureGates")
+                                                           or {}).items()}
+    return context
+
+
+def _is_dra_chart(props: Mapping[str, Any]) -> bool:
+    chart = str(props.get("chart", ""))
+    return chart.endswith(("dra-driver-nvidia-gpu", "nvidia-dra-driver-gpu"))
+
+
+def _is_device_plugin_chart(props: Mapping[str, Any]) -> bool:
+    return str(props.get("chart", "")).endswith("nvidia-device-plugin")
+
+
+def _manifest(resource: Resource) -> ManifestObject:
+    return ManifestObject(resource.urn, dict(resource.props), Located(resource.props, {}), ())
+
+
+def _dra_objects(resources: Iterable[Resource]) -> list[Resource]:
+    return [r for r in resources if r.type in RESOURCE_TYPES.values()]
+
+
+def _name(resource: Resource) -> str:
+    meta = resource.props.get("metadata") or {}
+    namespace = f"{meta['namespace']}/" if meta.get("namespace") else ""
+    return f"{resource.props.get('kind')} {namespace}{meta.get('name', resource.name)}"
+
+
+# --------------------------------------------------------------------------------------------- selector rules
+
+
+def dra_cel_compiles(resource: Resource, context: Context) -> list[str]:
+    if resource.type not in RESOURCE_TYPES.values():
+        return []
+    consumable = context.gate_on("DRAConsumableCapacity")
+    out = []
+    for path, expression, _ in selector_sites(_manifest(resource)):
+        try:
+            compile_selector(expression, consumable_capacity=consumable)
+        except CompileError as error:
+            out.append(f"{_name(resource)}: {format_path(path)}: the API server would reject this selector: "
+                       f"{error.message}")
+    return out
+
+
+def dra_cel_lint(resource: Resource, context: Context) -> list[str]:
+    if resource.type not in RESOURCE_TYPES.values():
+        return []
+    out = []
+    for path, expression, device_class in selector_sites(_manifest(resource)):
+        class_type = nvidia.CHART_CLASS_DEVICE_TYPES.get(device_class or "")
+        lint_context = SelectorContext(class_selector=device_class is None,
+                                       device_types=(class_type,) if class_type else nvidia.DEVICE_TYPES,
+                                       driver_level=context.driver_level)
+        for finding in lint_selector(expression, lint_context):
+            fix = f" Fix: {finding.fix}" if finding.fix else ""
+            out.append(f"{_name(resource)}: {format_path(path)}: [{finding.rule}] {finding.message}.{fix}")
+    return out
+
+
+def _declared_classes(resources: list[Resource]) -> set[str]:
+    declared = {str((r.props.get("metadata") or {}).get("name")) for r in resources
+                if r.type == RESOURCE_TYPES["DeviceClass"]}
+    return declared | set(nvidia.CHART_DEVICE_CLASSES)
+
+
+def _requested_classes(resource: Resource) -> list[tuple[str, str]]:
+    """(path, class name) of every request and subrequest of a claim or template."""
+    devices, base = _devices(resource)
+    found = []
+    for r, request in enumerate(devices.get("requests") or []):
+        exactly = request.get("exactly") or {}
+        if exactly.get("deviceClassName"):
+            found.append((format_path((*base, "requests", r, "exactly", "deviceClassName")),
+                          exactly["deviceClassName"]))
+        for a, alternative in enumerate(request.get("firstAvailable") or []):
+            found.append((format_path((*base, "requests", r, "firstAvailable", a, "deviceClassName")),
+                          alternative.get("deviceClassName", "")))
+    return found
+
+
+def _devices(resource: Resource) -> tuple[Mapping[str, Any], tuple[str, ...]]:
+    spec = resource.props.get("spec") or {}
+    if resource.props.get("kind") == "ResourceClaimTemplate":
+        return ((spec.get("spec") or {}).get("devices") or {}), ("spec", "spec", "devices")
+    return (spec.get("devices") or {}), ("spec", "devices")
+
+
+def dra_device_class_exists(resources: list[Resource], context: Context) -> list[tuple[str, str]]:
+    declared = _declared_classes(resources)
+    out = []
+    for resource in resources:
+        if resource.type in (RESOURCE_TYPES["ResourceClaim"], RESOURCE_TYPES["ResourceClaimTemplate"]):
+            for path, name in _requested_classes(resource):
+                if name not in declared:
+                    out.append((f"{_name(resource)}: {path}: device class {name!r} is neither declared by the stack "
+                                "nor installed by the chart; the pod would stay Pending ('device class ... does not "
+                                "exist')", resource.urn))
+    return out
+
+
+def _node_groups(resources: list[Resource]) -> list[tuple[Resource, str, list[str], int, dict[str, str],
+                                                           list[dict[str, Any]]]]:
+    """(resource, name, instance types, max size, labels, taints with Kubernetes effect names) per GPU node group."""
+    effects = {v: k for k, v in EKS_TAINT_EFFECTS.items()}
+    found = []
+    for resource in resources:
+        if resource.type not in NODE_GROUP_TYPES:
+            continue
+        props = resource.props
+        labels = {str(k): str(v) for k, v in (props.get("labels") or {}).items()}
+        if "gpu-dra.io/node-group" not in labels:
+            continue  # the system group, or a group gpu-dra does not manage
+        scaling = props.get("scalingConfig") or {}
+        taints = [{"key": t.get("key"), "value": t.get("value"), "effect": effects.get(t.get("effect"),
+                                                                                      t.get("effect"))}
+                  for t in props.get("taints") or []]
+        found.append((resource, labels["gpu-dra.io/node-group"], list(props.get("instanceTypes") or []),
+                      int(scaling.get("maxSize", 0) or 0), labels, taints))
+    return found
+
+
+def _fleet(resources: list[Resource]) -> Any:
+    groups = [GroupSpec(name, types[0] if types else "", max_size, labels.get("nvidia.com/gpu.present") == "true")
+              for _, name, types, max_size, labels, _ in _node_groups(resources)]
+    return synthesize_groups(groups) if groups else None
+
+
+def dra_claim_satisfiable(resources: list[Resource], context: Context) -> list[tuple[str, str]]:
+    fleet = _fleet(resources)
+    if fleet is None or not fleet.devices:
+        return []
+    objects = [dict(r.props) for r in _dra_objects(resources)]
+    explainer = Explainer(classes_from_objects(objects), context.gate_on("DRAConsumableCapacity"))
+    urns = {_name(r).split(" ", 1)[1]: r.urn for r in _dra_objects(resources)}
+    out = []
+    for claim in claims_from_objects(objects):
+        report = explainer.explain(claim, fleet)
+        if not report.allocatable and not any("runtime error" in e for e in report.errors):
+            out.append((f"claim template {claim.name} cannot be allocated on any GPU node group of this stack "
+                        f"(at max size): {report.reason}. `gpu-dra explain --stack STACK --claim {claim.name}` "
+                        "shows every device's reason", urns.get(claim.name, "")))
+    return out
+
+
+def dra_selector_safe_on_fleet(resources: list[Resource], context: Context) -> list[tuple[str, str]]:
+    fleet = _fleet(resources)
+    if fleet is None or not fleet.devices:
+        return []
+    objects = [dict(r.props) for r in _dra_objects(resources)]
+    explainer = Explainer(classes_from_objects(objects), context.gate_on("DRAConsumableCapacity"))
+    urns = {_name(r).split(" ", 1)[1]: r.urn for r in _dra_objects(resources)}
+    out = []
+    for claim in claims_from_objects(objects):
+        for error in explainer.explain(claim, fleet).errors:
+            if "runtime error" in error:
+                out.append((f"{error}: raised on devices this stack's node groups publish; one such error blocks "
+                            "every pod using the claim", urns.get(claim.name, "")))
+    return out
+
+
+# --------------------------------------------------------------------------------------------- feature rules
+
+
+def dra_feature_gates(resource: Resource, context: Context) -> list[str]:
+    if resource.type not in RESOURCE_TYPES.values():
+        return []
+    out = []
+    for path, guarded in gate_sites(_manifest(resource)):
+        if not context.gate_on(guarded.gate):
+            state = gates.state(guarded.gate, context.kubernetes_version)
+            stage = f"{state.stage} and off by default" if state else "not present"
+            where = ("EKS runs only upstream defaults" if context.platform == "eks"
+                     else "the cluster does not declare it (pack config featureGates)")
+            out.append(f"{_name(resource)}: {format_path(path)}: {guarded.what} needs {guarded.gate}, {stage} in "
+                       f"Kubernetes {context.kubernetes_version}; {where}")
+    return out
+
+
+def no_alpha_in_production(resources: list[Resource], context: Context) -> list[tuple[str, str]]:
+    if context.environment != "prod":
+        return []
+    out = []
+    for resource in _dra_objects(resources):
+        for path, guarded in gate_sites(_manifest(resource)):
+            state = gates.state(guarded.gate, context.kubernetes_version)
+            if state is None or state.stage == "alpha":
+                out.append((f"{_name(resource)}: {format_path(path)}: {guarded.what} relies on {guarded.gate}, alpha "
+                            f"in Kubernetes {context.kubernetes_version}: not in production", resource.urn))
+    for name, enabled in context.driver_gates.items():
+        gate = driver.DRIVER_GATES.get(name)
+        if enabled and gate and gate.stage == "alpha":
+            out.append((f"NVIDIA driver gate {name} is alpha: not in production", ""))
+    return out
+
+
+def _sharing(resources: list[Resource]) -> list[tuple[str, SharingStrategy]]:
+    found = []
+    for resource in _dra_objects(resources):
+        devices, _ = _devices(resource)
+        for config in devices.get("config") or []:
+            parameters = ((config or {}).get("opaque") or {}).get("parameters") or {}
+            strategy = (parameters.get("sharing") or {}).get("strategy")
+            if parameters.get("kind") == "GpuConfig" and strategy in {s.value for s in SharingStrategy}:
+                found.append((_name(resource), SharingStrategy(strategy)))
+    return found
+
+
+def nvidia_driver_gates(resources: list[Resource], context: Context) -> list[tuple[str, str]]:
+    if not any(r.type == CHART_TYPE and _is_dra_chart(r.props) for r in resources):
+        return []
+    problems = driver.gate_conflicts(context.chart, context.chart_version, context.driver_gates,
+                                     context.kubernetes_version, _sharing(resources))
+    return [(message, "") for _, message in problems]
+
+
+# --------------------------------------------------------------------------------------------- platform rules
+
+
+def extended_resource_unique(resources: list[Resource], context: Context) -> list[tuple[str, str]]:
+    owners: dict[str, str] = {}
+    if any(r.type == CHART_TYPE and _is_dra_chart(r.props) for r in resources):
+        # Charts from 25.12.0 on (all gpu-dra supports) give their gpu.nvidia.com class this name on v1.
+        owners["nvidia.com/gpu"] = "DeviceClass gpu.nvidia.com (installed by the chart)"
+    out = []
+    for resource in resources:
+        if resource.type != RESOURCE_TYPES["DeviceClass"]:
+            continue
+        name = (resource.props.get("spec") or {}).get("extendedResourceName")
+        if not name:
+            continue
+        if name in owners:
+            out.append((f"{_name(resource)}: extendedResourceName {name} is also {owners[name]}'s; the API server "
+                        "lets the later class win, so pods would silently move between classes", resource.urn))
+        owners.setdefault(name, _name(resource))
+    return out
+
+
+def _plugin_placement(resources: list[Resource], dra: bool) -> dict[str, Any] | None:
+    """Pod placement of the DRA kubelet plugin (dra=True) or the device plugin, from chart values (offline) or the
+    rendered DaemonSet (a real preview)."""
+    for resource in resources:
+        props = resource.props
+        if resource.type == CHART_TYPE and (_is_dra_chart(props) if dra else _is_device_plugin_chart(props)):
+            values = props.get("values") or {}
+            return dict(values.get("kubeletPlugin") or {}) if dra else dict(values)
+        if resource.type == "kubernetes:apps/v1:DaemonSet":
+            name = str((props.get("metadata") or {}).get("name", ""))
+            if (dra and "kubelet-plugin" in name) or (not dra and "device-plugin" in name):
+                pod = ((props.get("spec") or {}).get("template") or {}).get("spec") or {}
+                return {key: pod[key] for key in ("nodeSelector", "affinity", "tolerations") if key in pod}
+    return None
+
+
+def no_device_plugin_on_dra_nodes(resources: list[Resource], context: Context) -> list[tuple[str, str]]:
+    groups = _node_groups(resources)
+    views = [driver.NodeGroupView(name, labels, taints) for _, name, _, _, labels, taints in groups]
+    shared = driver.shared_gpu_nodes(views, _plugin_placement(resources, dra=True),
+                                     _plugin_placement(resources, dra=False))
+    urns = {name: resource.urn for resource, name, *_ in groups}
+    return [(f"node group {name}: both NVIDIA's device plugin and the DRA kubelet plugin would run there; each "
+             "advertises every GPU, so pods would silently share them", urns[name]) for name in shared]
+
+
+def dra_driver_chart_pinned(resource: Resource, context: Context) -> list[str]:
+    if resource.type != CHART_TYPE or not _is_dra_chart(resource.props):
+        return []
+    props = resource.props
+    out = []
+    version = str(props.get("version") or "")
+    if not re.match(r"^v?\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$", version):
+        out.append(f"the DRA driver chart needs an exact version (got {version or 'none'}); an unpinned chart "
+                   "changes what is deployed without a config change")
+    values = props.get("values") or {}
+    if values.get("gpuResourcesEnabledOverride") is not True:
+        out.append("values.gpuResourcesEnabledOverride must be true with resources.gpus.enabled (the chart refuses "
+                   "to render otherwise)")
+    root = values.get("nvidiaDriverRoot", "/")
+    if root not in driver.DRIVER_ROOTS.values():
+        out.append(f"values.nvidiaDriverRoot {root!r} is neither '/' (EKS NVIDIA AMIs) nor '/run/nvidia/driver' "
+                   "(GPU Operator)")
+    return out
+
+
+def admin_access_restricted(resources: list[Resource], context: Context) -> list[tuple[str, str]]:
+    admin_namespaces = {str((r.props.get("metadata") or {}).get("name")) for r in resources
+                        if r.type == "kubernetes:core/v1:Namespace"
+                        and ((r.props.get("metadata") or {}).get("labels") or {}).get(ADMIN_ACCESS_LABEL) == "true"}
+    out = []
+    for resource in _dra_objects(resources):
+        devices, _ = _devices(resource)
+        namespace = (resource.props.get("metadata") or {}).get("namespace")
+        for request in devices.get("requests") or []:
+            if (request.get("exactly") or {}).get("adminAccess") and namespace not in admin_namespaces:
+                out.append((f"{_name(resource)}: request {request.get('name')} uses adminAccess, but namespace "
+                            f"{namespace} lacks {ADMIN_ACCESS_LABEL}=true (only admin teams get it)", resource.urn))
+    return out
+
+
+def team_quota_required(resources: list[Resource], context: Context) -> list[tuple[str, str]]:
+    quotas: dict[str, set[str]] = {}
+    for resource in resources:
+        if resource.type == "kubernetes:core/v1:ResourceQuota":
+            namespace = str((resource.props.get("metadata") or {}).get("namespace"))
+            hard = ((resource.props.get("spec") or {}).get("hard") or {})
+            quotas.setdefault(namespace, set()).update(hard)
+    out = []
+    for resource in resources:
+        if resource.type != RESOURCE_TYPES["ResourceClaimTemplate"]:
+            continue
+        namespace = str((resource.props.get("metadata") or {}).get("namespace"))
+        hard = quotas.get(namespace)
+        if hard is None:
+            out.append((f"{_name(resource)}: namespace {namespace} has templates but no ResourceQuota; set quota in "
+                        "the team's file", resource.urn))
+            continue
+        missing = sorted({name for _, name in _requested_classes(resource)
+                          if device_quota_name(name) not in hard})
+        if missing:
+            out.append((f"{_name(resource)}: the quota of {namespace} does not cap class(es) {', '.join(missing)} "
+                        f"(add quota.devices entries)", resource.urn))
+        if CLAIMS_QUOTA not in hard:
+            out.append((f"{_name(resource)}: the quota of {namespace} has no {CLAIMS_QUOTA} (quota.claims)",
+                        resource.urn))
+    return out
+
+
+def eks_hardening(resources: list[Resource], context: Context) -> list[tuple[str, str]]:
+    if context.environment != "prod":
+        return []
+    out = []
+    for resource in resources:
+        props = resource.props
+        if resource.type in EKS_CLUSTER_TYPES:
+            vpc = props.get("vpcConfig") or {}
+            public = props.get("endpointPublicAccess", vpc.get("endpointPublicAccess"))
+            cidrs = props.get("publicAccessCidrs", vpc.get("publicAccessCidrs")) or []
+            if public and (not cidrs or "0.0.0.0/0" in cidrs):
+                out.append(("the API endpoint is open to the world (0.0.0.0/0)", resource.urn))
+            if not (props.get("encryptionConfigKeyArn") or props.get("encryptionConfig")):
+                out.append(("secrets envelope encryption with a KMS key is off", resource.urn))
+            if not resource.protect:
+                out.append(("the cluster is not protected against deletion (protect)", resource.urn))
+        elif (resource.type == "aws:ec2/launchTemplate:LaunchTemplate"
+              and (props.get("metadataOptions") or {}).get("httpTokens") != "required"):
+            out.append((f"launch template {resource.name} allows IMDSv1; require IMDSv2 (httpTokens: required)",
+                        resource.urn))
+    for resource, name, *_ in _node_groups(resources):
+        if not resource.protect:
+            out.append((f"GPU node group {name} is not protected against deletion (protect)", resource.urn))
+    return out
+
+
+def kubernetes_version_supported(resource: Resource, context: Context) -> list[str]:
+    if resource.type not in EKS_CLUSTER_TYPES:
+        return []
+    end = EKS_STANDARD_SUPPORT_ENDS.get(context.kubernetes_version)
+    if end is None:
+        return []
+    days = (end - context.today).days
+    if days < 0:
+        return [f"EKS standard support for Kubernetes {context.kubernetes_version} ended on {end} (extended support "
+                "costs more); plan the upgrade"]
+    if days <= 90:
+        return [f"EKS standard support for Kubernetes {context.kubernetes_version} ends on {end}, in {days} days; "
+                "plan the upgrade"]
+    return []
+
+
+# --------------------------------------------------------------------------------------------- registry
+
+
+@dataclass(frozen=True)
+class Rule:
+    name: str
+    description: str
+    check: Callable[..., Any]
+    stack: bool  # a StackValidationPolicy (sees every resource) rather than a ResourceValidationPolicy
+    everywhere: bool = False  # mandatory in every environment (the API server would reject or drop it)
+    always_advisory: bool = False
+
+
+RULES = (
+    Rule("dra-cel-compiles", "Every DRA selector compiles within the API server's limits", dra_cel_compiles, False,
+         everywhere=True),
+    Rule("dra-cel-lint", "DRA selectors avoid what compiles but never matches or aborts claims", dra_cel_lint, False),
+    Rule("dra-device-class-exists", "Every request's device class is declared by the stack or the chart",
+         dra_device_class_exists, True, everywhere=True),
+    Rule("dra-claim-satisfiable", "Each claim template can be allocated on some GPU node group of the stack",
+         dra_claim_satisfiable, True),
+    Rule("dra-selector-safe-on-fleet", "No selector raises a CEL runtime error on the stack's devices",
+         dra_selector_safe_on_fleet, True),
+    Rule("dra-feature-gates", "Fields guarded by a DRA feature gate are used only where the gate is on",
+         dra_feature_gates, False, everywhere=True),
+    Rule("no-alpha-in-production", "Production uses no alpha Kubernetes or NVIDIA driver feature",
+         no_alpha_in_production, True),
+    Rule("nvidia-driver-gates", "The NVIDIA driver's gates are consistent and enable the sharing templates use",
+         nvidia_driver_gates, True),
+    Rule("extended-resource-unique", "No two DeviceClasses map one extended resource", extended_resource_unique,
+         True, everywhere=True),
+    Rule("no-device-plugin-on-dra-nodes", "NVIDIA's device plugin and the DRA kubelet plugin never share a node",
+         no_device_plugin_on_dra_nodes, True, everywhere=True),
+    Rule("dra-driver-chart-pinned", "The DRA driver chart is pinned and configured for EKS nodes",
+         dra_driver_chart_pinned, False),
+    Rule("admin-access-restricted", "adminAccess only in namespaces labelled for it", admin_access_restricted, True),
+    Rule("team-quota-required", "Every team namespace with templates has a quota covering each class it uses",
+         team_quota_required, True),
+    Rule("eks-hardening", "Production clusters: private or CIDR-limited endpoint, encrypted secrets, IMDSv2, "
+                          "protected cluster and GPU node groups", eks_hardening, True),
+    Rule("kubernetes-version-supported", "Kubernetes version within EKS standard support",
+         kubernetes_version_supported, False, always_advisory=True),
+)
+RULES_BY_NAME = {rule.name: rule for rule in RULES}
+
+
+def default_enforcement(rule: Rule, environment: str) -> str:
+    if rule.always_advisory:
+        return ADVISORY
+    return MANDATORY if rule.everywhere or environment == "prod" else ADVISORY
+
+
+def enforcement(rule: Rule, environment: str, config: Mapping[str, Any]) -> str:
+    """Pack config (as `--policy-pack-config` gives it) overrides the default: {"all": level} or
+    {"<rule>": level | {"enforcementLevel": level}}."""
+    level = default_enforcement(rule, environment)
+    if isinstance(config.get("all"), str):
+        level = config["all"]
+    own = config.get(rule.name)
+    if isinstance(own, str):
+        level = own
+    elif isinstance(own, Mapping) and own.get("enforcementLevel"):
+        level = str(own["enforcementLevel"])
+    return level
+
+
+@dataclass(frozen=True)
+class Violation:
+    policy: str
+    enforcement: str
+    resource: str  # URN, or "" for the stack
+    message: str
+
+
+def check(resources: list[Resource], config: Mapping[str, Any]) -> list[Violation]:
+    """Every rule over every resource, as the engine would run the pack (the offline path, `gpu-dra check`)."""
+    context = context_from(resources, config)
+    violations = []
+    for rule in RULES:
+        level = enforcement(rule, context.environment, config)
+        if level == "disabled":
+            continue
+        if rule.stack:
+            for message, urn in rule.check(resources, context):
+                violations.append(Violation(rule.name, level, urn, message))
+        else:
+            for resource in resources:
+                for message in rule.check(resource, context):
+                    violations.append(Violation(rule.name, level, resource.urn, message))
+    return violations
+
+
+__all__ = ["RULES", "RULES_BY_NAME", "Context", "Resource", "Rule", "Violation", "check", "context_from",
+           "enforcement"]
