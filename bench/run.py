@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 RUNS = int(os.environ.get("BENCH_RUNS", "5"))
@@ -102,6 +105,21 @@ def explain_timings() -> list[str]:
             f"| parse the real p5 dump and explain the same 100 templates (target < 0.2 s) | {on_dump:.2f} s |"]
 
 
+def hundred_team_project(directory: Path) -> None:
+    """A copy of the project whose prod stack hosts 100 teams (copies of the inference team)."""
+    shutil.copytree(ROOT / "stacks", directory / "stacks")
+    for name in ("Pulumi.yaml", "__main__.py"):
+        shutil.copy(ROOT / name, directory / name)
+    team = yaml.safe_load((ROOT / "stacks" / "teams" / "inference.yaml").read_text())
+    stack_path = directory / "stacks" / "Pulumi.prod.yaml"
+    stack = yaml.safe_load(stack_path.read_text())
+    for i in range(100):
+        copy = {**team, "name": f"team-{i:03d}", "namespace": {"name": f"team-{i:03d}"}}
+        (directory / "stacks" / "teams" / f"team-{i:03d}.yaml").write_text(yaml.safe_dump(copy))
+    stack["config"]["gpu-dra:teams"] = {f"team-{i:03d}": {} for i in range(100)}
+    stack_path.write_text(yaml.safe_dump(stack))
+
+
 def main() -> int:
     gpu_dra = str(Path(sys.executable).parent / "gpu-dra")
     print(f"Machine: {machine()}")
@@ -114,6 +132,14 @@ def main() -> int:
             times = timed(command)
             shown = f"gpu-dra preview --stack {stack}"
             print(f"| `{shown}` | {min(times):.2f} | {statistics.median(times):.2f} | {max(times):.2f} |")
+        for label, command in (("gpu-dra check --all-stacks", [gpu_dra, "check", "--all-stacks"]),):
+            times = timed(command)
+            print(f"| `{label}` | {min(times):.2f} | {statistics.median(times):.2f} | {max(times):.2f} |")
+        with tempfile.TemporaryDirectory() as big:
+            hundred_team_project(Path(big))
+            times = timed([gpu_dra, "--project-dir", big, "check", "--stack", "prod"])
+            print(f"| `gpu-dra check --stack prod` with 100 teams (200 templates) | {min(times):.2f} | "
+                  f"{statistics.median(times):.2f} | {max(times):.2f} |")
         guide = str(ROOT / "examples" / "guide-gpu-20gb-any.yaml")
         times = []
         for _ in range(RUNS):
