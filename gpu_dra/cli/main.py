@@ -252,10 +252,23 @@ def _gather(args: argparse.Namespace) -> tuple[Any, list[dict[str, Any]], str]:
     from gpu_dra.core import inventory as inv
     from gpu_dra.core import manifests
     from gpu_dra.core.inventory import InventoryError
+    from gpu_dra.core.loader import Located
 
+    sources: list[tuple[str, list[Any]]] = _read_inputs(args.paths)
+    origins = list(args.paths)
+    notes: list[str] = []
+    if args.cluster:
+        from gpu_dra.cli.cluster import ClusterError, read_cluster
+
+        try:
+            objects_read, notes = read_cluster(args.kubeconfig, args.context)
+        except ClusterError as error:
+            raise UsageError(str(error)) from None
+        sources.append(("cluster", [Located(obj, {}) for obj in objects_read]))
+        origins.append(f"cluster (context {args.context})" if args.context else "cluster")
     objects: list[dict[str, Any]] = []
-    devices = inv.Inventory()
-    for name, documents in _read_inputs(args.paths):
+    devices = inv.Inventory(notes=notes)
+    for name, documents in sources:
         try:
             found = inv.from_documents(name, documents)
         except InventoryError as error:
@@ -264,7 +277,7 @@ def _gather(args: argparse.Namespace) -> tuple[Any, list[dict[str, Any]], str]:
         for document in documents:
             objects.extend(dict(obj) for obj in inv.objects_in_document(document.data)
                            if obj.get("kind") != "ResourceSlice")
-    origin = ", ".join(args.paths) if args.paths else ""
+    origin = ", ".join(origins)
     if args.stack:
         stack = load_stack(_root(args), args.stack)
         objects += manifests.stack_device_classes(stack)
@@ -273,8 +286,8 @@ def _gather(args: argparse.Namespace) -> tuple[Any, list[dict[str, Any]], str]:
             devices = inv.synthesize(stack.config)
             origin = f"stack {args.stack}'s GPU node groups at max size (synthesized)"
     if not devices.devices:
-        raise UsageError("no devices: give ResourceSlice files (kubectl get resourceslices -o yaml > slices.yaml) "
-                         "or --stack to synthesize the stack's fleet")
+        raise UsageError("no devices: give ResourceSlice files (kubectl get resourceslices -o yaml > slices.yaml), "
+                         "--cluster, or --stack to synthesize the stack's fleet")
     return devices, objects, origin
 
 
@@ -420,6 +433,13 @@ def cmd_check(args: argparse.Namespace) -> int:
     return EXIT_FINDINGS if any(f.violation.enforcement == MANDATORY for f in found) else EXIT_OK
 
 
+def _cluster_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--cluster", action="store_true",
+                        help="read ResourceSlices, DeviceClasses, ResourceClaims and Nodes from a live cluster")
+    parser.add_argument("--kubeconfig", help="kubeconfig file for --cluster (default: $KUBECONFIG, ~/.kube/config)")
+    parser.add_argument("--context", help="kubeconfig context for --cluster (default: current)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="gpu-dra", description="GPU scheduling on EKS with Kubernetes DRA.")
     parser.add_argument("--version", action="version", version=f"gpu-dra {__version__}")
@@ -462,6 +482,7 @@ def build_parser() -> argparse.ArgumentParser:
     inventory = verbs.add_parser("inventory", help="nodes x devices from ResourceSlice files or a stack's fleet")
     inventory.add_argument("paths", nargs="*", metavar="FILE", help="kubectl get resourceslices -o yaml output, or -")
     inventory.add_argument("--stack", help="synthesize the stack's GPU node groups at max size")
+    _cluster_options(inventory)
     inventory.add_argument("--format", choices=["text", "json"], default="text")
     inventory.set_defaults(func=cmd_inventory)
 
@@ -470,6 +491,7 @@ def build_parser() -> argparse.ArgumentParser:
                          help="ResourceSlices, DeviceClasses, ResourceClaims, ResourceClaimTemplates (YAML), or -")
     explain.add_argument("--stack", help="add the stack's classes and templates (and its fleet, without slices)")
     explain.add_argument("--claim", help="only this claim or template (name or namespace/name)")
+    _cluster_options(explain)
     explain.add_argument("--verbose", action="store_true", help="list more devices per reason")
     explain.add_argument("--format", choices=["text", "json"], default="text")
     explain.set_defaults(func=cmd_explain)
