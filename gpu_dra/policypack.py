@@ -7,8 +7,7 @@ does. `gpu-dra check` runs the very same objects offline.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable
 
 from pulumi_policy import (
     EnforcementLevel,
@@ -19,6 +18,7 @@ from pulumi_policy import (
 )
 
 from gpu_dra.core import policy
+from gpu_dra.core.data import plain
 
 CONTEXT_SCHEMA = PolicyConfigSchema(properties={
     "kubernetesVersion": {"type": "string", "description": "Used when no EKS cluster resource says it"},
@@ -31,15 +31,6 @@ CONTEXT_SCHEMA = PolicyConfigSchema(properties={
 })
 LEVELS = {policy.ADVISORY: EnforcementLevel.ADVISORY, policy.MANDATORY: EnforcementLevel.MANDATORY,
           "disabled": EnforcementLevel.DISABLED}
-
-
-def plain(value: Any) -> Any:
-    """Props as plain data (the engine's proxy raises on values unknown during preview; the engine reports it)."""
-    if isinstance(value, Mapping):
-        return {str(k): plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [plain(v) for v in value]
-    return value
 
 
 def resources_of(args: StackValidationArgs) -> list[policy.Resource]:

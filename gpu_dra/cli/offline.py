@@ -22,6 +22,8 @@ from pulumi.runtime.settings import get_root_resource, set_root_resource
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
+from gpu_dra.core.data import plain
+
 PROJECT = "gpu-dra"
 MOCK_ACCOUNT = "123456789012"
 MOCK_KUBECONFIG = {"apiVersion": "v1", "kind": "Config", "clusters": [], "contexts": [], "users": []}
@@ -100,18 +102,9 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
             with self._lock:
                 self.registrations.append(Registration(
                     type=request.type, name=request.name, urn=response.urn, parent=request.parent,
-                    custom=bool(request.custom), protect=bool(request.protect), inputs=_plain(inputs),
+                    custom=bool(request.custom), protect=bool(request.protect), inputs=plain(inputs),
                     dependencies=tuple(sorted(request.dependencies))))
         return response
-
-
-def _plain(value: Any) -> Any:
-    """Inputs as JSON-able data: secrets are already unwrapped by deserialization; tuples become lists."""
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
 
 
 def engine_config(values: dict[str, Any]) -> dict[str, str]:
@@ -136,4 +129,4 @@ def run_program(root: Path, stack: str, config: dict[str, Any]) -> ProgramRun:
     exported = getattr(root_stack, "outputs", {})
     outputs = _sync_await(pulumi.Output.from_input(exported).future()) if exported else {}
     resources = sorted(monitor.registrations, key=lambda r: r.urn)
-    return ProgramRun(stack=stack, resources=resources, outputs=_plain(outputs or {}))
+    return ProgramRun(stack=stack, resources=resources, outputs=plain(outputs or {}))

@@ -229,37 +229,30 @@ def _fleet(resources: list[Resource]) -> Any:
     return synthesize_groups(groups) if groups else None
 
 
-def dra_claim_satisfiable(resources: list[Resource], context: Context) -> list[tuple[str, str]]:
+def _explain_on_fleet(resources: list[Resource], context: Context) -> list[tuple[str, Any, str]]:
+    """(claim, report, urn) for every claim and template on the fleet synthesized from the node groups."""
     fleet = _fleet(resources)
     if fleet is None or not fleet.devices:
         return []
     objects = [dict(r.props) for r in _dra_objects(resources)]
     explainer = Explainer(classes_from_objects(objects), context.gate_on("DRAConsumableCapacity"))
     urns = {_name(r).split(" ", 1)[1]: r.urn for r in _dra_objects(resources)}
-    out = []
-    for claim in claims_from_objects(objects):
-        report = explainer.explain(claim, fleet)
-        if not report.allocatable and not any("runtime error" in e for e in report.errors):
-            out.append((f"claim template {claim.name} cannot be allocated on any GPU node group of this stack "
-                        f"(at max size): {report.reason}. `gpu-dra explain --stack STACK --claim {claim.name}` "
-                        "shows every device's reason", urns.get(claim.name, "")))
-    return out
+    return [(claim.name, explainer.explain(claim, fleet), urns.get(claim.name, ""))
+            for claim in claims_from_objects(objects)]
+
+
+def dra_claim_satisfiable(resources: list[Resource], context: Context) -> list[tuple[str, str]]:
+    return [(f"claim template {claim} cannot be allocated on any GPU node group of this stack (at max size): "
+             f"{report.reason}. `gpu-dra explain --stack STACK --claim {claim}` shows every device's reason", urn)
+            for claim, report, urn in _explain_on_fleet(resources, context)
+            if not report.allocatable and not any("runtime error" in e for e in report.errors)]
 
 
 def dra_selector_safe_on_fleet(resources: list[Resource], context: Context) -> list[tuple[str, str]]:
-    fleet = _fleet(resources)
-    if fleet is None or not fleet.devices:
-        return []
-    objects = [dict(r.props) for r in _dra_objects(resources)]
-    explainer = Explainer(classes_from_objects(objects), context.gate_on("DRAConsumableCapacity"))
-    urns = {_name(r).split(" ", 1)[1]: r.urn for r in _dra_objects(resources)}
-    out = []
-    for claim in claims_from_objects(objects):
-        for error in explainer.explain(claim, fleet).errors:
-            if "runtime error" in error:
-                out.append((f"{error}: raised on devices this stack's node groups publish; one such error blocks "
-                            "every pod using the claim", urns.get(claim.name, "")))
-    return out
+    return [(f"{error}: raised on devices this stack's node groups publish; one such error blocks every pod using "
+             "the claim", urn)
+            for _, report, urn in _explain_on_fleet(resources, context)
+            for error in report.errors if "runtime error" in error]
 
 
 # --------------------------------------------------------------------------------------------- feature rules
