@@ -102,3 +102,19 @@ def test_unprefixed_names_belong_to_the_driver_domain() -> None:
     device = device_view("dra.example.com", {"model": {"string": "x"}, "other.io/model": {"string": "y"}})
     assert run("device.attributes['dra.example.com'].model == 'x' && "
                "device.attributes['other.io'].model == 'y'", device).matches is True
+
+
+def test_runaway_comprehensions_stop_with_an_error() -> None:
+    nested = "[" + ",".join(str(i) for i in range(200)) + "]"
+    expression = f"{nested}.all(x, {nested}.all(y, {nested}.all(z, x + y + z >= 0)))"
+    result = run(expression)
+    assert result.matches is False and result.error is not None
+
+
+def test_a_rebound_device_is_left_alone() -> None:
+    assert run("[{'attributes': {'a': 1}}].exists(device, device.attributes['a'] == 1)").matches is True
+
+
+def test_non_bool_result_at_runtime_uses_the_scheduler_words() -> None:
+    result = run("device.attributes['gpu.nvidia.com'].productName")
+    assert result.error is not None and result.error.startswith("CEL result of type string could not be converted")

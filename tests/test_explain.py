@@ -231,3 +231,56 @@ def test_v1beta1_claims_are_read_and_misplaced_v1_fields_explained() -> None:
     assert Explainer({}).explain(old_claim, load(P5)).allocatable
     report = Explainer({}).explain(wrong_claim, load(P5))
     assert not report.allocatable and "belong under `exactly`" in report.reason
+
+
+def test_a_claims_own_allocation_does_not_block_it() -> None:
+    allocated = _allocated([f"gpu-{i}" for i in range(8)])
+    allocated["spec"]["devices"]["requests"] = [exactly(8)]
+    (own,) = claims_from_objects([allocated])
+    report = Explainer({}).explain(own, load(P5), in_use_from_claims([allocated]))
+    assert report.allocatable
+
+
+def test_match_attribute_needs_the_same_type_too() -> None:
+    text = yaml.safe_dump({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "s"},
+                           "spec": {"driver": "gpu.nvidia.com", "nodeName": "n1", "pool": {"name": "n1"},
+                                    "devices": [
+                                        {"name": "a", "attributes": {"type": {"string": "gpu"}, "x": {"bool": True}}},
+                                        {"name": "b", "attributes": {"type": {"string": "gpu"}, "x": {"int": 1}}}]}})
+    fleet = inv.from_documents("s.yaml", parse_documents(text, "s.yaml"))
+    assert not Explainer({}).explain(claim([exactly(2)], [{"matchAttribute": "gpu.nvidia.com/x"}]),
+                                     fleet).allocatable
+
+
+@pytest.mark.parametrize("body,message", [
+    ("spec: hello", "spec must be a mapping"),
+    ("spec: {driver: gpu.nvidia.com, nodeName: n1, devices: [gpu-0]}", "spec.devices[0] must be a device"),
+    ("spec: {driver: gpu.nvidia.com, nodeName: n1, devices: [{name: g, attributes: {productName: H100}}]}",
+     "spec.devices[0] must be a device"),
+])
+def test_malformed_slices_are_clear_errors(tmp_path: Path, body: str, message: str) -> None:
+    path = tmp_path / "slices.yaml"
+    path.write_text(f"apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {{name: s}}\n{body}\n")
+    result = gpu_dra("inventory", str(path))
+    assert result.returncode == 2 and message in result.stderr, result.stderr
+
+
+def test_malformed_claims_are_clear_errors(tmp_path: Path) -> None:
+    path = tmp_path / "claim.yaml"
+    path.write_text(yaml.safe_dump({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                                    "metadata": {"name": "c"},
+                                    "spec": {"devices": {"requests": [exactly(2)], "constraints": [
+                                        {"requests": "gpu", "matchAttribute": "gpu.nvidia.com/x"}]}}}))
+    result = gpu_dra("explain", str(P5), str(path))
+    assert result.returncode == 2
+    assert "ResourceClaim c: spec.devices.constraints.0.requests" in result.stderr
+    assert "internal error" not in result.stderr
+
+
+def test_logs_success_and_claim_lists() -> None:
+    lines = ['I1129 10:00:01.000000 1 dynamicresources.go:420] "pod resource claims" pod="ml/a" '
+             'resourceclaims=["ml/a-gpu"]',
+             'I1129 10:00:01.300000 1 allocator.go:250] "Done with allocation" success=true err=<nil>']
+    report = schedlogs.parse(lines)
+    assert report.lines[0].claims == ["ml/a-gpu"]
+    assert report.final_reason(report.by_pod()["ml/a"]) == "allocated"

@@ -133,11 +133,20 @@ def test_feature_gates_per_version_and_platform(text: str, target: Target, gates
 
 
 def test_first_available_needs_its_gate_before_1_34() -> None:
-    text = CONSUMABLE.replace("exactly:\n          deviceClassName: gpu.nvidia.com\n          capacity: "
-                              "{requests: {memory: 10Gi}}",
-                              "firstAvailable:\n        - {name: a, deviceClassName: gpu.nvidia.com}")
-    rules_found = {f.message for f in lint_text(text, Target("1.33")) if f.rule == "feature-gate"}
-    assert any("firstAvailable needs the gate DRAPrioritizedList" in m for m in rules_found)
+    text = """apiVersion: resource.k8s.io/v1beta2
+kind: ResourceClaimTemplate
+metadata: {name: alternatives, namespace: inference}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpu
+        firstAvailable:
+        - {name: a, deviceClassName: gpu.nvidia.com}
+"""
+    messages = {f.message for f in lint_text(text, Target("1.33")) if f.rule == "feature-gate"}
+    assert any("firstAvailable needs the gate DRAPrioritizedList, alpha and off" in m for m in messages)
+    assert not [f for f in lint_text(text, Target("1.34")) if f.rule == "feature-gate"]
 
 
 def test_kind_list_and_multi_document_input(tmp_path: Path) -> None:
@@ -169,3 +178,56 @@ def test_repo_stacks_render_lint_clean(tmp_path: Path) -> None:
         text = yaml.safe_dump_all(kubernetes_objects(program(stack)))
         errors = [f for f in lint_text(text, Target(version)) if f.severity == "error"]
         assert errors == [], (stack, errors)
+
+
+def test_api_server_validation_beyond_the_schema(tmp_path: Path) -> None:
+    text = """apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: t, namespace: x}
+spec:
+  spec:
+    devices:
+      requests:
+      - {name: gpu, exactly: {deviceClassName: gpu.nvidia.com, count: 0}}
+      - {name: gpu, exactly: {deviceClassName: gpu.nvidia.com, allocationMode: All, count: 2}}
+      - {name: Bad_Name, exactly: {deviceClassName: gpu.nvidia.com, allocationMode: Some}}
+      constraints:
+      - {requests: [nope], matchAttribute: pcieRoot}
+      - {requests: [gpu]}
+"""
+    messages = [f.message for f in lint_text(text) if f.rule == "validation"]
+    for expected in ("must be greater than zero", "duplicate request name", "when allocationMode is 'All'",
+                     "must be a DNS label", "Unsupported value: 'Some'", "must be the name of a request",
+                     "must be a domain and a name separated by a slash", 'exactly one of "matchAttribute"'):
+        assert any(expected in m for m in messages), expected
+
+
+def test_v1beta1_claims_lint_in_their_own_shape() -> None:
+    text = """apiVersion: resource.k8s.io/v1beta1
+kind: ResourceClaim
+metadata: {name: old}
+spec:
+  devices:
+    requests:
+    - name: gpu
+      deviceClassName: gpu.nvidia.com
+      selectors: [{cel: {expression: "device.attributes['gpu.nvidia.com'].type == 'gpu'"}}]
+"""
+    assert lint_text(text) == []
+
+
+@pytest.mark.parametrize("body", [
+    "spec: {devices: {requests: [gpu]}}",
+    "spec: {devices: {requests: {gpu: 1}}}",
+    "spec: {devices: {requests: [{name: gpu, exactly: {deviceClassName: gpu.nvidia.com, selectors: nope}}]}}",
+    "spec: nope",
+    "metadata: [a]",
+])
+def test_malformed_objects_get_a_schema_finding_not_a_crash(tmp_path: Path, body: str) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text(f"apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {{name: bad}}\n{body}\n"
+                    if not body.startswith("metadata") else
+                    f"apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\n{body}\n")
+    result = gpu_dra("lint", str(path))
+    assert result.returncode == 1, result.stderr
+    assert "schema" in result.stdout and "internal error" not in result.stderr

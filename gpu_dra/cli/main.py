@@ -1,4 +1,4 @@
-"""`gpu-dra`: one verb per user task. Exit codes: 0 ok, 1 findings or internal error, 2 bad input."""
+"""`gpu-dra`: one verb per user task. Exit codes: 0 ok, 1 findings, 2 bad input, 3 a bug in gpu-dra."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from gpu_dra import __version__
 from gpu_dra.core.loader import build_stack, load_stack, stack_values
 from gpu_dra.core.problems import ConfigError
 
-EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
 
 class UsageError(Exception):
@@ -277,6 +277,7 @@ def _gather(args: argparse.Namespace) -> tuple[Any, list[dict[str, Any]], str]:
         for document in documents:
             objects.extend(dict(obj) for obj in inv.objects_in_document(document.data)
                            if obj.get("kind") != "ResourceSlice")
+    _validate_objects(objects)
     origin = ", ".join(origins)
     if args.stack:
         stack = load_stack(_root(args), args.stack)
@@ -289,6 +290,24 @@ def _gather(args: argparse.Namespace) -> tuple[Any, list[dict[str, Any]], str]:
         raise UsageError("no devices: give ResourceSlice files (kubectl get resourceslices -o yaml > slices.yaml), "
                          "--cluster, or --stack to synthesize the stack's fleet")
     return devices, objects, origin
+
+
+def _validate_objects(objects: list[dict[str, Any]]) -> None:
+    """Claims and classes given to explain must have the API's shape; say which one does not, and where."""
+    import kubernetes_validate
+
+    for obj in objects:
+        if obj.get("kind") not in ("DeviceClass", "ResourceClaim", "ResourceClaimTemplate"):
+            continue
+        try:
+            kubernetes_validate.validate(obj, "1.36", strict=False)
+        except kubernetes_validate.ValidationError as error:
+            meta: dict[str, Any] = obj["metadata"] if isinstance(obj.get("metadata"), dict) else {}
+            location = ".".join(str(p) for p in error.path) or "(object)"
+            raise UsageError(f"{obj.get('kind')} {meta.get('name', '?')}: {location}: {error.message} "
+                             "(`gpu-dra lint` shows every problem)") from None
+        except (kubernetes_validate.SchemaNotFoundError, kubernetes_validate.InvalidSchemaError) as error:
+            raise UsageError(f"{obj.get('kind')}: {error}") from None
 
 
 def cmd_inventory(args: argparse.Namespace) -> int:
@@ -523,7 +542,7 @@ def main(argv: list[str] | None = None) -> int:
             traceback.print_exc()
         print(f"gpu-dra: internal error: {type(error).__name__}: {error} (rerun with --debug for the traceback; "
               "please report it)", file=sys.stderr)
-        return EXIT_FINDINGS
+        return EXIT_INTERNAL
 
 
 if __name__ == "__main__":

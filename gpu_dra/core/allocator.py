@@ -48,7 +48,7 @@ def _constraints_hold(constraints: Sequence[Constraint], picked: list[Allocation
     for constraint in constraints:
         devices = [d for a in picked if _applies(constraint, a.request, a.subrequest) for d in a.devices]
         attribute = constraint.match_attribute or constraint.distinct_attribute or ""
-        values = [d.attribute(attribute) for d in devices]
+        values = [d.typed_attribute(attribute) for d in devices]
         if any(v is None for v in values):
             return False
         if constraint.match_attribute and len(set(values)) > 1:
@@ -59,7 +59,7 @@ def _constraints_hold(constraints: Sequence[Constraint], picked: list[Allocation
 
 
 def allocate(requests: Sequence[tuple[str, Sequence[Choice]]], constraints: Sequence[Constraint],
-             in_use: Mapping[Any, bool]) -> list[Allocation] | None:
+             in_use: Mapping[Any, str]) -> list[Allocation] | None:
     """The first solution on one node's candidates, or None. `in_use` maps device identity -> allocated elsewhere."""
 
     def free(device: Device, choice: Choice, taken: set[int]) -> bool:

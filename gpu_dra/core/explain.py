@@ -20,6 +20,7 @@ from gpu_dra.core.cel import CompileError, compile_selector, device_view, evalua
 from gpu_dra.core.cel.compile import CompiledSelector
 from gpu_dra.core.cel.lexer import device_lookups, tokenize
 from gpu_dra.core.inventory import ALL_NODES, Device, Inventory
+from gpu_dra.core.manifest_lint import REQUEST_FIELDS
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,7 @@ class Claim:
     name: str
     devices: Mapping[str, Any]  # spec.devices in resource.k8s.io/v1 shape
     problem: str | None = None  # why the API server would not even store it
+    allocated: tuple[Mapping[str, Any], ...] = ()  # status.allocation.devices.results of a live claim
 
 
 @dataclass
@@ -69,7 +71,9 @@ class ClaimReport:
 class Explainer:
     """Caches compiled selectors and per-shape results across claims."""
 
-    def __init__(self, classes: Mapping[str, list[str]], consumable_capacity: bool = False):
+    def __init__(self, classes: Mapping[str, list[str]], consumable_capacity: bool = True):
+        """`consumable_capacity` defaults on: the scheduler compiles stored selectors with every field declared
+        (StoredExpressions, kubernetes-dra.md section 3); the API server decides what may be stored."""
         self.classes = {**nvidia.CHART_CLASS_SELECTORS, **classes}
         self.consumable_capacity = consumable_capacity
         self._compiled: dict[str, CompiledSelector | CompileError] = {}
@@ -77,7 +81,8 @@ class Explainer:
         self._specs: dict[tuple[str, ...], tuple[tuple[str, str, str | None], ...] | None] = {}
         self._grouping: dict[Any, list[list[Device]]] = {}
         self._looks: dict[Any, dict[int, Any]] = {}
-        self._nothing_in_use: Mapping[Any, bool] = {}
+        self._nothing_in_use: Mapping[Any, str] = {}
+        self._broken: dict[int, bool] = {}
 
     # ------------------------------------------------------------------------------------------- evaluation
 
@@ -109,11 +114,14 @@ class Explainer:
             self._specs[key] = _reads(key)
         return self._specs[key]
 
-    @staticmethod
-    def _device_key(device: Device, spec: tuple[tuple[str, str, str | None], ...] | None) -> Any:
+    def _device_key(self, device: Device, spec: tuple[tuple[str, str, str | None], ...] | None) -> Any:
         if spec is None:
             return device.shape
-        return (device.driver, device.allow_multiple_allocations,
+        # A device whose attributes do not convert (a bad version) errors whatever the selector reads.
+        broken = self._broken.get(id(device))
+        if broken is None:
+            broken = self._broken[id(device)] = bool(device_view(device.driver, device.attributes).problems)
+        return (device.driver, device.allow_multiple_allocations, broken,
                 tuple(_project(device, field) for field in spec))
 
     def _groups(self, expressions: list[str], inventory: Inventory) -> list[list[Device]]:
@@ -152,13 +160,15 @@ class Explainer:
 
     # ------------------------------------------------------------------------------------------- claims
 
-    def explain(self, claim: Claim, inventory: Inventory, in_use: Mapping[Any, bool] | None = None) -> ClaimReport:
+    def explain(self, claim: Claim, inventory: Inventory, in_use: Mapping[Any, str] | None = None) -> ClaimReport:
         report = ClaimReport(claim.name)
         if claim.problem:
             report.errors.append(claim.problem)
             report.reason = claim.problem
             return report
         in_use = in_use or self._nothing_in_use  # one object, so per-device caches carry across claims
+        if claim.name in in_use.values():  # its own allocation does not block it
+            in_use = {key: owner for key, owner in in_use.items() if owner != claim.name}
         requests = list(claim.devices.get("requests") or [])
         choices_by_request: list[tuple[str, list[tuple[Choice, list[Device]]]]] = []
         for request in requests:
@@ -205,7 +215,7 @@ class Explainer:
         return report
 
     def _simulate(self, report: ClaimReport, choices_by_request: list[tuple[str, list[tuple[Choice, list[Device]]]]],
-                  constraints: list[Constraint], inventory: Inventory, in_use: Mapping[Any, bool]) -> None:
+                  constraints: list[Constraint], inventory: Inventory, in_use: Mapping[Any, str]) -> None:
         attributes = [c.match_attribute or c.distinct_attribute or "" for c in constraints]
         by_node: list[tuple[str, list[tuple[Choice, dict[str, list[Device]]]]]] = []
         for name, choices in choices_by_request:
@@ -224,7 +234,7 @@ class Explainer:
             found = looks.get(id(device))
             if found is None:
                 found = looks[id(device)] = (in_use.get((device.driver, device.pool, device.name), False),
-                                             *(device.attribute(a) for a in attributes))
+                                             *(device.typed_attribute(a) for a in attributes))
             return found
 
         outcomes: dict[Any, bool] = {}
@@ -335,23 +345,23 @@ _LOOKUP = r"device\.attributes\[\s*['\"]([^'\"]+)['\"]\s*\]\.(\w+)"
 _CAPACITY = r"device\.capacity\[\s*['\"]([^'\"]+)['\"]\s*\]\.(\w+)"
 
 
-def _attribute_value(device: Device, domain: str, name: str) -> Any:
-    return device.attribute(f"{domain}/{name}")
+def _value(device: Device, match: re.Match[str]) -> Any:
+    return device.attribute(f"{match.group(1)}/{match.group(2)}")
 
 
 def _describe(term: str, device: Device) -> str:
     if m := re.fullmatch(_LOOKUP + r"\.matches\(\s*['\"](.*)['\"]\s*\)", term, re.S):
         pattern = m.group(3).encode().decode("unicode_escape")  # as written in CEL: 'L4\\b' is the regex L4\b
-        return f'{m.group(2)} "{_attribute_value(device, m.group(1), m.group(2))}" does not match "{pattern}"'
+        return f'{m.group(2)} "{_value(device, m)}" does not match "{pattern}"'
     if m := re.fullmatch(_LOOKUP + r"\s*==\s*['\"](.*)['\"]", term, re.S):
-        return f'{m.group(2)} is "{_attribute_value(device, m.group(1), m.group(2))}", not "{m.group(3)}"'
+        return f'{m.group(2)} is "{_value(device, m)}", not "{m.group(3)}"'
     if m := re.fullmatch(_LOOKUP + r"\s+in\s+\[(.*)\]", term, re.S):
-        return f'{m.group(2)} "{_attribute_value(device, m.group(1), m.group(2))}" is not one of [{m.group(3)}]'
+        return f'{m.group(2)} "{_value(device, m)}" is not one of [{m.group(3)}]'
     if m := re.fullmatch(_CAPACITY + r"\.compareTo\(\s*quantity\(\s*['\"]([^'\"]+)['\"]\s*\)\s*\)\s*>=\s*0", term):
         have = device.capacity.get(m.group(2)) or device.capacity.get(f"{m.group(1)}/{m.group(2)}")
         return f"{m.group(2)} {have} is less than {m.group(3)}"
     if m := re.fullmatch(_LOOKUP + r"\.compareTo\(\s*semver\(\s*['\"]([^'\"]+)['\"].*\)\s*>=\s*0", term):
-        return f"{m.group(2)} {_attribute_value(device, m.group(1), m.group(2))} is below {m.group(3)}"
+        return f"{m.group(2)} {_value(device, m)} is below {m.group(3)}"
     if re.fullmatch(r"device\.driver\s*==\s*['\"]([^'\"]+)['\"]", term):
         return f"driver is {device.driver}"
     return f"`{term}` is false"
@@ -360,16 +370,12 @@ def _describe(term: str, device: Device) -> str:
 # --------------------------------------------------------------------------------------------- inputs
 
 
-_REQUEST_FIELDS = ("deviceClassName", "selectors", "allocationMode", "count", "adminAccess", "tolerations",
-                   "capacity")
-
-
 def _v1_devices(api_version: str, devices: Mapping[str, Any]) -> tuple[dict[str, Any], str | None]:
     """v1beta1 claims put request fields on the request; v1 (and v1beta2) under `exactly`."""
     requests = []
     problem = None
     for request in devices.get("requests") or []:
-        misplaced = {k: v for k, v in request.items() if k in _REQUEST_FIELDS}
+        misplaced = {k: v for k, v in request.items() if k in REQUEST_FIELDS}
         if misplaced and "exactly" not in request and "firstAvailable" not in request:
             if api_version.endswith("/v1beta1"):
                 request = {"name": request.get("name"), "exactly": misplaced}
@@ -392,7 +398,9 @@ def claims_from_objects(objects: Iterable[Mapping[str, Any]]) -> list[Claim]:
         elif obj.get("kind") != "ResourceClaim":
             continue
         devices, problem = _v1_devices(str(obj.get("apiVersion", "resource.k8s.io/v1")), spec.get("devices") or {})
-        claims.append(Claim(name, devices, problem))
+        status: Mapping[str, Any] = obj["status"] if isinstance(obj.get("status"), Mapping) else {}
+        results = ((status.get("allocation") or {}).get("devices") or {}).get("results") or []
+        claims.append(Claim(name, devices, problem, tuple(r for r in results if isinstance(r, Mapping))))
     return claims
 
 
@@ -402,14 +410,12 @@ def classes_from_objects(objects: Iterable[Mapping[str, Any]]) -> dict[str, list
         for obj in objects if obj.get("kind") == "DeviceClass"}
 
 
-def in_use_from_claims(objects: Iterable[Mapping[str, Any]]) -> dict[Any, bool]:
-    """Devices allocated to existing ResourceClaims (status.allocation.devices.results), admin access excluded."""
-    used: dict[Any, bool] = defaultdict(bool)
-    for obj in objects:
-        if obj.get("kind") != "ResourceClaim":
-            continue
-        results = (((obj.get("status") or {}).get("allocation") or {}).get("devices") or {}).get("results") or []
-        for result in results:
+def in_use_from_claims(objects: Iterable[Mapping[str, Any]]) -> dict[Any, str]:
+    """Devices allocated to existing ResourceClaims (status.allocation.devices.results), admin access excluded:
+    (driver, pool, device) -> the claim holding it."""
+    used: dict[Any, str] = {}
+    for claim in claims_from_objects(o for o in objects if o.get("kind") == "ResourceClaim"):
+        for result in claim.allocated:
             if not result.get("adminAccess"):
-                used[(result.get("driver"), result.get("pool"), result.get("device"))] = True
-    return dict(used)
+                used[(result.get("driver"), result.get("pool"), result.get("device"))] = claim.name
+    return used

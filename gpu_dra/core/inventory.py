@@ -36,6 +36,15 @@ class Device:
         return (self.driver, tuple(sorted((k, tuple(sorted(v.items()))) for k, v in self.attributes.items())),
                 tuple(sorted(self.capacity.items())), self.allow_multiple_allocations)
 
+    def typed_attribute(self, qualified: str) -> tuple[str, Any] | None:
+        """(type, value) of an attribute, as the allocator compares them: same type and value (lists as tuples)."""
+        domain, _, ident = qualified.rpartition("/")
+        for key in (qualified, ident if domain == self.driver else None):
+            if key is not None and key in self.attributes:
+                (kind, value), = self.attributes[key].items()
+                return kind, tuple(value) if isinstance(value, list) else value
+        return None
+
     def attribute(self, qualified: str) -> Any:
         """An attribute by fully qualified name; the bare id too when the domain is the driver's (allocator rule)."""
         domain, _, ident = qualified.rpartition("/")
@@ -64,19 +73,33 @@ def _capacity(value: Any) -> str:
 
 
 def devices_from_slice(slice_: Mapping[str, Any], source: str) -> Iterator[Device]:
-    spec = slice_.get("spec") or {}
+    metadata = slice_.get("metadata")
+    name = metadata.get("name", "?") if isinstance(metadata, Mapping) else "?"
+    where = f"{source}: ResourceSlice {name}"
+    spec = slice_.get("spec")
+    if not isinstance(spec, Mapping):
+        raise InventoryError(f"{where}: spec must be a mapping")
     driver = spec.get("driver") or ""
-    pool = (spec.get("pool") or {}).get("name") or ""
+    pool: Mapping[str, Any] = spec["pool"] if isinstance(spec.get("pool"), Mapping) else {}
     node = spec.get("nodeName") or (ALL_NODES if spec.get("allNodes") else "")
     if not driver or not node:
-        name = (slice_.get("metadata") or {}).get("name", "?")
-        raise InventoryError(f"{source}: ResourceSlice {name}: needs spec.driver and spec.nodeName (or allNodes); "
-                             "node-selector slices are not supported yet")
-    for device in spec.get("devices") or []:
-        body = device.get("basic") or device  # v1beta1 nests under `basic`
-        yield Device(node=node, driver=driver, pool=pool, name=device.get("name", "?"),
-                     attributes=dict(body.get("attributes") or {}),
-                     capacity={k: _capacity(v) for k, v in (body.get("capacity") or {}).items()},
+        raise InventoryError(f"{where}: needs spec.driver and spec.nodeName (or allNodes); node-selector slices are "
+                             "not supported yet")
+    devices = spec.get("devices") or []
+    if not isinstance(devices, list):
+        raise InventoryError(f"{where}: spec.devices must be a list")
+    for index, device in enumerate(devices):
+        body: Mapping[str, Any] = {}
+        if isinstance(device, Mapping):
+            body = device.get("basic") or device  # v1beta1 nests under `basic`
+        attributes = body.get("attributes") or {}
+        capacity = body.get("capacity") or {}
+        if (not isinstance(device, Mapping) or not isinstance(attributes, Mapping) or not isinstance(capacity, Mapping)
+                or not all(isinstance(v, Mapping) and len(v) == 1 for v in attributes.values())):
+            raise InventoryError(f"{where}: spec.devices[{index}] must be a device with attributes "
+                                 "{name: {int|bool|string|version: value}} and capacity {name: {value: quantity}}")
+        yield Device(node=node, driver=driver, pool=str(pool.get("name") or ""), name=str(device.get("name", "?")),
+                     attributes=dict(attributes), capacity={k: _capacity(v) for k, v in capacity.items()},
                      source=source, allow_multiple_allocations=bool(body.get("allowMultipleAllocations")))
 
 

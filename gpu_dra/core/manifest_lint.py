@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -60,7 +60,7 @@ class ManifestObject:
 
     @property
     def name(self) -> str:
-        meta = self.data.get("metadata") or {}
+        meta = _mapping(self.data.get("metadata"))
         namespace = f"{meta['namespace']}/" if meta.get("namespace") else ""
         return f"{self.data.get('kind')}/{namespace}{meta.get('name', '?')}"
 
@@ -82,11 +82,25 @@ def objects_in(file: str, documents: list[Located]) -> Iterator[ManifestObject]:
             yield ManifestObject(file, data, document, ())
 
 
+def claim_devices(data: Mapping[str, Any]) -> tuple[dict[str, Any], tuple[str | int, ...]]:
+    """spec.devices of a ResourceClaim (spec.spec.devices of a template), and its path; {} where malformed."""
+    spec = _mapping(data.get("spec"))
+    if data.get("kind") == "ResourceClaimTemplate":
+        return _mapping(_mapping(spec.get("spec")).get("devices")), ("spec", "spec", "devices")
+    return _mapping(spec.get("devices")), ("spec", "devices")
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
 def _devices_spec(obj: ManifestObject) -> tuple[dict[str, Any], tuple[str | int, ...]]:
-    spec = obj.data.get("spec") or {}
-    if obj.data.get("kind") == "ResourceClaimTemplate":
-        return ((spec.get("spec") or {}).get("devices") or {}), ("spec", "spec", "devices")
-    return (spec.get("devices") or {}), ("spec", "devices")
+    return claim_devices(obj.data)
+
+
+def uses_exactly(data: Mapping[str, Any]) -> bool:
+    """resource.k8s.io/v1 and v1beta2 put request fields under `exactly`; v1beta1 on the request itself."""
+    return not str(data.get("apiVersion", "")).endswith("/v1beta1")
 
 
 def selector_sites(obj: ManifestObject) -> Iterator[tuple[tuple[str | int, ...], str, str | None]]:
@@ -160,6 +174,8 @@ def _schema_findings(obj: ManifestObject, target: Target) -> list[Finding]:
 
 
 def _misplaced_request_fields(obj: ManifestObject) -> list[Finding]:
+    if obj.data.get("kind") == "DeviceClass" or not uses_exactly(obj.data):
+        return []
     devices, base = _devices_spec(obj)
     findings = []
     for r, request in enumerate(devices.get("requests") or []):
@@ -177,12 +193,76 @@ def _misplaced_request_fields(obj: ManifestObject) -> list[Finding]:
     return findings
 
 
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+
+
+def _semantic_findings(obj: ManifestObject) -> list[Finding]:
+    """What the API server's validation rejects beyond the schema (pkg/apis/resource/validation, kubernetes-dra.md
+    section 1.2), for claims and templates in the `exactly` shape."""
+    if obj.data.get("kind") == "DeviceClass":
+        return []
+    devices, base = _devices_spec(obj)
+    problems: list[tuple[tuple[str | int, ...], str]] = []
+    names: list[str] = []
+    subrequests: set[str] = set()
+    for r, request in enumerate(devices.get("requests") or []):
+        here = (*base, "requests", r)
+        name = str(request.get("name", ""))
+        if not _DNS_LABEL.match(name):
+            problems.append(((*here, "name"), f"{name!r}: must be a DNS label (lowercase letters, digits, '-')"))
+        if name in names:
+            problems.append(((*here, "name"), f"{name!r}: duplicate request name"))
+        names.append(name)
+        single, where_single = ((request.get("exactly"), (*here, "exactly")) if uses_exactly(obj.data)
+                                else (request if "deviceClassName" in request else None, here))
+        has_first = "firstAvailable" in request
+        if (single is not None) == has_first:
+            field = "`exactly`" if uses_exactly(obj.data) else "`deviceClassName`"
+            problems.append((here, f"exactly one of {field} or `firstAvailable` is required"
+                                   + (", but multiple fields are set" if has_first else "")))
+        choices = [(where_single, single or {})] if single is not None else []
+        for a, alternative in enumerate(request.get("firstAvailable") or []):
+            choices.append(((*here, "firstAvailable", a), alternative))
+            subrequests.add(f"{name}/{alternative.get('name')}")
+        for where, choice in choices:
+            mode = choice.get("allocationMode", "ExactCount")
+            if mode not in ("ExactCount", "All"):
+                problems.append(((*where, "allocationMode"), f"Unsupported value: {mode!r}: supported values: "
+                                                             "\"All\", \"ExactCount\""))
+            elif mode == "ExactCount" and "count" in choice and choice["count"] <= 0:
+                problems.append(((*where, "count"), "must be greater than zero"))
+            elif mode == "All" and choice.get("count"):
+                problems.append(((*where, "count"), "must not be specified when allocationMode is 'All'"))
+    valid_refs = set(names) | subrequests
+    for c, constraint in enumerate(devices.get("constraints") or []):
+        here = (*base, "constraints", c)
+        for i, ref in enumerate(constraint.get("requests") or []):
+            if ref not in valid_refs:
+                problems.append(((*here, "requests", i), f"{ref!r}: must be the name of a request in the claim or "
+                                                         "the name of a request and a subrequest separated by '/'"))
+        fields = [k for k in ("matchAttribute", "distinctAttribute") if constraint.get(k)]
+        if len(fields) != 1:
+            problems.append((here, 'exactly one of "matchAttribute" or "distinctAttribute" is required'))
+        for key in fields:
+            if "/" not in str(constraint[key]):
+                problems.append(((*here, key), "a fully qualified name must be a domain and a name separated by a "
+                                               "slash"))
+    return [Finding(obj.file, obj.line(path), obj.name, format_path(path), "validation", ERROR,
+                    f"rejected by the API server: {message}") for path, message in problems]
+
+
 def lint_object(obj: ManifestObject, target: Target) -> list[Finding]:
-    misplaced = _misplaced_request_fields(obj) if obj.data.get("kind") != "DeviceClass" else []
-    # Misplaced request fields are what the schema would reject first; say it in the user's terms instead.
-    findings = misplaced or _schema_findings(obj, target)
+    misplaced = _misplaced_request_fields(obj)
+    # Misplaced request fields are what the schema would reject first: say it in the user's terms, then check the
+    # rest of the object as if they were where they belong.
+    moved = _request_fields_moved(obj.data) if misplaced else None
+    shaped = ManifestObject(obj.file, moved, obj.located, obj.prefix) if moved else obj
+    structure = _schema_findings(shaped, target)
+    if structure:
+        return misplaced + structure  # wrong shapes: the checks below would only guess
+    findings = misplaced + _semantic_findings(shaped)
     consumable = target.enabled("DRAConsumableCapacity")
-    for path, expression, device_class in selector_sites(obj):
+    for path, expression, device_class in selector_sites(shaped):
         where = format_path(path)
         line = obj.line(path)
         try:
@@ -200,7 +280,7 @@ def lint_object(obj: ManifestObject, target: Target) -> list[Finding]:
         for lint in lint_selector(expression, context):
             findings.append(Finding(obj.file, line, obj.name, where, lint.rule, lint.severity, lint.message,
                                     lint.fix))
-    for path, guarded in gate_sites(obj):
+    for path, guarded in gate_sites(shaped):
         if not target.enabled(guarded.gate):
             current = gates.state(guarded.gate, target.kubernetes_version)
             stage = f"{current.stage} and off" if current else "not present"
@@ -228,25 +308,38 @@ def fix_expression(expression: str) -> str:
         lambda m: f"device.capacity['{m.group(2)}'].memory.compareTo({m.group(4)}) {m.group(3)} 0", expression)
 
 
-def fixed_object(obj: ManifestObject) -> dict[str, Any] | None:
-    """The object with what can be fixed mechanically fixed, or None when nothing changed."""
-    data = copy.deepcopy(obj.data)
+def _request_fields_moved(data: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A copy with v1 request fields moved under `exactly`, or None when none sit on a request."""
+    if data.get("kind") == "DeviceClass" or not uses_exactly(data):
+        return None
+    moved = copy.deepcopy(dict(data))
+    devices, _ = claim_devices(moved)
     changed = False
-    spec = data.get("spec") or {}
-    devices = ((spec.get("spec") or {}).get("devices") if data.get("kind") == "ResourceClaimTemplate"
-               else spec.get("devices")) if data.get("kind") != "DeviceClass" else None
-    for request in (devices or {}).get("requests") or []:
+    for request in devices.get("requests") or []:
         if isinstance(request, dict) and any(k in request for k in REQUEST_FIELDS) and "exactly" not in request:
             request["exactly"] = {k: request.pop(k) for k in REQUEST_FIELDS if k in request}
             changed = True
-    selectors: list[Any] = []
-    if data.get("kind") == "DeviceClass":
-        selectors = spec.get("selectors") or []
-    for request in (devices or {}).get("requests") or []:
-        for choice in [request.get("exactly") or {}, *(request.get("firstAvailable") or [])]:
-            selectors += choice.get("selectors") or []
+    return moved if changed else None
+
+
+def fixed_object(obj: ManifestObject) -> dict[str, Any] | None:
+    """The object with what can be fixed mechanically fixed, or None when nothing changed."""
+    data = _request_fields_moved(obj.data)
+    changed = data is not None
+    data = data if data is not None else copy.deepcopy(obj.data)
+    spec = data.get("spec") or {}
+    selectors: list[Any] = list(spec.get("selectors") or []) if data.get("kind") == "DeviceClass" else []
+    if data.get("kind") != "DeviceClass":
+        devices, _ = claim_devices(data)
+        for request in devices.get("requests") or []:
+            if isinstance(request, dict):
+                for choice in [request.get("exactly") or request, *(request.get("firstAvailable") or [])]:
+                    if isinstance(choice, dict) and isinstance(choice.get("selectors"), list):
+                        selectors += choice["selectors"]
     for selector in selectors:
-        cel = (selector or {}).get("cel") or {}
+        cel = selector.get("cel") if isinstance(selector, dict) else None
+        if not isinstance(cel, dict):
+            continue
         if isinstance(cel.get("expression"), str):
             fixed = fix_expression(cel["expression"])
             if fixed != cel["expression"]:

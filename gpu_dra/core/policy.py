@@ -537,23 +537,4 @@ class Violation:
     message: str
 
 
-def check(resources: list[Resource], config: Mapping[str, Any]) -> list[Violation]:
-    """Every rule over every resource, as the engine would run the pack (the offline path, `gpu-dra check`)."""
-    context = context_from(resources, config)
-    violations = []
-    for rule in RULES:
-        level = enforcement(rule, context.environment, config)
-        if level == "disabled":
-            continue
-        if rule.stack:
-            for message, urn in rule.check(resources, context):
-                violations.append(Violation(rule.name, level, urn, message))
-        else:
-            for resource in resources:
-                for message in rule.check(resource, context):
-                    violations.append(Violation(rule.name, level, resource.urn, message))
-    return violations
-
-
-__all__ = ["RULES", "RULES_BY_NAME", "Context", "Resource", "Rule", "Violation", "check", "context_from",
-           "enforcement"]
+__all__ = ["RULES", "RULES_BY_NAME", "Context", "Resource", "Rule", "Violation", "context_from", "enforcement"]

@@ -44,7 +44,7 @@ class LogLine:
     @property
     def claims(self) -> list[str]:
         found = []
-        for key in ("claim", "resourceClaim", "claims"):
+        for key in ("claim", "resourceClaim", "claims", "resourceclaims"):
             value = self.fields.get(key)
             if value:
                 found += re.findall(r"[\w.-]+/[\w.-]+", value) or [value.strip('"')]
@@ -65,6 +65,10 @@ class LogReport:
     def final_reason(self, lines: list[LogLine]) -> str | None:
         for line in reversed(lines):
             reason = line.fields.get("reason") or line.fields.get("err")
+            if reason in ("<nil>", "null", "nil"):
+                reason = None
+            if line.message == "Done with allocation" and line.fields.get("success") == "true":
+                return "allocated"
             if reason or any(m in line.message for m in OUTCOME_MESSAGES):
                 return (reason or line.message).strip('"')
         return None

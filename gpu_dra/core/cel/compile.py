@@ -99,5 +99,11 @@ def compile_selector(expression: str, consumable_capacity: bool = False) -> Comp
         problem = _validate_regex(pattern)
         if problem:
             raise CompileError("regex", f"invalid regular expression {pattern!r}: {problem}")
-    program = _evaluation_env().compile(with_empty_domain_default(expression, tokens))
+    # Rewritten so an unknown domain reads as an empty map; where `device` is rebound by a macro or cel.bind the
+    # rewrite would change meaning, so the expression runs as written (unknown domains then raise).
+    rebound = re.search(r"[(,]\s*device\s*,", expression) is not None
+    try:
+        program = _evaluation_env().compile(expression if rebound else with_empty_domain_default(expression, tokens))
+    except RuntimeError:
+        program = _evaluation_env().compile(expression)
     return CompiledSelector(expression, tuple(tokens), program, consumable_capacity)

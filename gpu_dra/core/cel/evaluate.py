@@ -96,10 +96,14 @@ def evaluate(selector: CompiledSelector, device: DeviceView) -> EvalResult:
     data = device.data
     if not selector.consumable_capacity and "allowMultipleAllocations" in data:
         data = {k: v for k, v in data.items() if k != "allowMultipleAllocations"}
-    result = selector.program.eval(data={"device": data})
+    try:
+        result = selector.program.eval(data={"device": data})
+    except RuntimeError as error:  # e.g. cel-cpp's comprehension iteration budget: evaluation stops, never hangs
+        return EvalResult(False, runtime_error_text(str(error)))
     if result.type() == cel.Type.ERROR:
         return EvalResult(False, runtime_error_text(str(result.value())))
     value = result.value()
     if not isinstance(value, bool):
-        return EvalResult(False, f"expression must evaluate to bool, got {type(value).__name__}")
+        kind = result.type().name().lower()
+        return EvalResult(False, f"CEL result of type {kind} could not be converted to bool: {value!r}")
     return EvalResult(value)
