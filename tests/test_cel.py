@@ -118,3 +118,14 @@ def test_a_rebound_device_is_left_alone() -> None:
 def test_non_bool_result_at_runtime_uses_the_scheduler_words() -> None:
     result = run("device.attributes['gpu.nvidia.com'].productName")
     assert result.error is not None and result.error.startswith("CEL result of type string could not be converted")
+
+
+@pytest.mark.parametrize("expression", [
+    "[1, 2].isSorted()", "sets.contains([1], [1])", "isIP('10.0.0.1')", "{'a': 1}.all(k, v, v > 0)",
+    "device.capacity['gpu.nvidia.com'].memory.asInteger() > 1.5",
+])
+def test_kubernetes_libraries_not_implemented_are_not_reported_as_rejections(expression: str) -> None:
+    with pytest.raises(CompileError) as caught:
+        compile_selector(expression)
+    assert caught.value.kind == "unsupported"
+    assert "the API server accepts" in caught.value.message

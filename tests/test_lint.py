@@ -231,3 +231,10 @@ def test_malformed_objects_get_a_schema_finding_not_a_crash(tmp_path: Path, body
     result = gpu_dra("lint", str(path))
     assert result.returncode == 1, result.stderr
     assert "schema" in result.stdout and "internal error" not in result.stderr
+
+
+def test_unimplemented_library_is_a_warning_not_an_error() -> None:
+    text = CLASS.replace("device.attributes['gpu.nvidia.com'].type == 'mig'", "[1, 2].isSorted()").replace(
+        "  extendedResourceName: nvidia.com/mig-1g.10gb\n", "")
+    findings = lint_text(text, Target("1.36"))
+    assert [(f.rule, f.severity) for f in findings] == [("cel-unsupported", "warning")]

@@ -268,6 +268,9 @@ def lint_object(obj: ManifestObject, target: Target) -> list[Finding]:
         try:
             compile_selector(expression, consumable_capacity=consumable)
         except CompileError as error:
+            if error.kind == "unsupported":
+                findings.append(Finding(obj.file, line, obj.name, where, "cel-unsupported", WARNING, error.message))
+                continue
             fix = None
             if re.search(r"no matching overload for '_(>=|>|<=|<)_'.*kubernetes\.Quantity", error.message):
                 fix = "quantities have no comparison operators: q.compareTo(quantity('20Gi')) >= 0"

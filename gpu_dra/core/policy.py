@@ -141,8 +141,9 @@ def dra_cel_compiles(resource: Resource, context: Context) -> list[str]:
         try:
             compile_selector(expression, consumable_capacity=consumable)
         except CompileError as error:
-            out.append(f"{_name(resource)}: {format_path(path)}: the API server would reject this selector: "
-                       f"{error.message}")
+            if error.kind != "unsupported":  # accepted by the API server; dra-cel-lint says it went unchecked
+                out.append(f"{_name(resource)}: {format_path(path)}: the API server would reject this selector: "
+                           f"{error.message}")
     return out
 
 
@@ -151,6 +152,11 @@ def dra_cel_lint(resource: Resource, context: Context) -> list[str]:
         return []
     out = []
     for path, expression, device_class in selector_sites(_manifest(resource)):
+        try:
+            compile_selector(expression, consumable_capacity=True)
+        except CompileError as error:
+            if error.kind == "unsupported":
+                out.append(f"{_name(resource)}: {format_path(path)}: [cel-unsupported] {error.message}")
         class_type = nvidia.CHART_CLASS_DEVICE_TYPES.get(device_class or "")
         lint_context = SelectorContext(class_selector=device_class is None,
                                        device_types=(class_type,) if class_type else nvidia.DEVICE_TYPES,

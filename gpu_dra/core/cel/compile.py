@@ -21,8 +21,34 @@ from gpu_dra.core.cel.lexer import Token, regex_literals, tokenize, with_empty_d
 MAX_EXPRESSION_LENGTH = 10 * 1024  # resource.CELSelectorExpressionMaxLength
 
 
+# Kubernetes base-environment libraries (k8s.io/apiserver pkg/cel/environment/base.go, kubernetes-dra.md section 3)
+# this engine does not implement yet: lists, sets, IP, CIDR, URLs, ext.Lists and two-variable comprehensions.
+UNIMPLEMENTED_NAMES = frozenset({
+    "isSorted", "sum", "min", "max", "indexOf", "lastIndexOf", "sets", "lists", "ip", "isIP", "cidr", "isCIDR",
+    "url", "isURL", "getScheme", "getHost", "getHostname", "getPort", "getEscapedPath", "getQuery", "family",
+    "isCanonical", "isLoopback", "isGlobalUnicast", "isUnspecified", "isLinkLocalMulticast", "isLinkLocalUnicast",
+    "containsIP", "containsCIDR", "prefixLength", "masked", "slice", "flatten", "distinct", "sort", "sortBy",
+    "first", "last", "transformList", "transformMap", "transformMapEntry"})
+_NUMERIC = ("int", "uint", "double")
+
+
+def _unimplemented(expression: str, message: str) -> str | None:
+    """What the expression uses that Kubernetes accepts but this engine lacks, or None."""
+    undeclared = re.search(r"undeclared reference to '([\w.]+)'", message)
+    if undeclared and undeclared.group(1) in UNIMPLEMENTED_NAMES:
+        return f"the Kubernetes CEL function or library {undeclared.group(1)!r}"
+    if re.search(r"\.(all|exists|existsOne|exists_one|transformList|transformMap)\(\s*\w+\s*,\s*\w+\s*,",
+                 expression):
+        return "two-variable comprehensions"
+    compared = re.search(r"no matching overload for '_(?:<|<=|>|>=|==|!=)_' applied to '\((\w+), (\w+)\)'", message)
+    if compared and {compared.group(1), compared.group(2)} <= set(_NUMERIC) and compared.group(1) != compared.group(2):
+        return "comparisons across numeric types (CrossTypeNumericComparisons)"
+    return None
+
+
 class CompileError(Exception):
-    """Why the API server would reject the expression; `kind` is syntax, type, result, length or regex."""
+    """Why the API server would reject the expression; `kind` is syntax, type, result, length or regex, or
+    unsupported: the API server accepts it, but this engine cannot check it (message says what it lacks)."""
 
     def __init__(self, kind: str, message: str):
         self.kind = kind
@@ -90,6 +116,10 @@ def compile_selector(expression: str, consumable_capacity: bool = False) -> Comp
         checked = _checking_env(consumable_capacity).compile(expression)
     except RuntimeError as exc:
         message = _clean(str(exc))
+        lacking = _unimplemented(expression, message)
+        if lacking:
+            raise CompileError("unsupported", f"uses {lacking}, which the API server accepts but gpu-dra's CEL "
+                                              "engine does not implement yet; this selector is not checked") from None
         raise CompileError("syntax" if "Syntax error" in message else "type", message) from None
     result = checked.return_type()
     if result not in (cel.Type.BOOL, cel.Type.DYN):
