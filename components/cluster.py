@@ -42,7 +42,7 @@ CONTROL_PLANE_LOGS = ["api", "audit", "authenticator", "controllerManager", "sch
 @dataclass
 class ClusterAccess:
     provider: k8s.Provider
-    gpu_node_groups: list[pulumi.Resource]
+    node_groups: list[pulumi.Resource]  # system and GPU groups: what the charts' pods need to land
 
 
 class Vpc(pulumi.ComponentResource):
@@ -90,6 +90,16 @@ class Vpc(pulumi.ComponentResource):
         self.register_outputs({"vpcId": self.vpc.id})
 
 
+def _group_subnets(group: NodeGroup, zone_subnets: dict[str, pulumi.Input[str]],
+                   private_subnets: list[pulumi.Input[str]]) -> list[pulumi.Input[str]]:
+    """The group's own subnets (existing VPC) or its one zone's (new VPC), else every private subnet."""
+    if group.subnet_ids:
+        return list(group.subnet_ids)
+    if group.availability_zone:
+        return [zone_subnets[group.availability_zone]]
+    return private_subnets
+
+
 def _scaling(scaling: Scaling) -> dict[str, int]:
     return {"min_size": scaling.min, "desired_size": scaling.desired, "max_size": scaling.max}
 
@@ -124,10 +134,12 @@ class EksCluster(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self, provider=self.aws_provider)
         networking = config.networking
         assert networking is not None  # the config model requires it for platform eks
+        zone_subnets: dict[str, pulumi.Input[str]] = {}
         if networking.new_vpc:
             vpc = Vpc(name, networking.new_vpc, stack.config.environment, child)
             vpc_id: pulumi.Input[str] = vpc.vpc.id
             private_subnets: list[pulumi.Input[str]] = list(vpc.private_subnet_ids)
+            zone_subnets = dict(zip(networking.new_vpc.availability_zones, vpc.private_subnet_ids, strict=True))
             public_subnets: list[pulumi.Input[str]] = list(vpc.public_subnet_ids)
         else:
             vpc_id = networking.vpc_id or ""
@@ -178,20 +190,25 @@ class EksCluster(pulumi.ComponentResource):
         system = config.system_node_group
         system_group = eks.ManagedNodeGroup(
             f"{name}-system", cluster=self.cluster, node_role=self.node_role,
-            node_group_name=f"{name}-system", instance_types=list(system.instance_types),
+            node_group_name_prefix=f"{name}-system-", instance_types=list(system.instance_types),
             ami_type=system.ami_type, subnet_ids=private_subnets,
             scaling_config=_scaling(system.scaling),
             labels=dict([nodes.SYSTEM_NODE_LABEL]), disk_size=system.disk_size, opts=child)
         self._addons(name, system_group, child)
 
+        self.system_node_group = system_group
         self.gpu_node_groups: list[pulumi.Resource] = []
         for group in stack.config.node_groups:
             group_name = f"{name}-{group.name}"
             template = _launch_template(group_name, group, child)
             self.gpu_node_groups.append(eks.ManagedNodeGroup(
-                group_name, cluster=self.cluster, node_role=self.node_role, node_group_name=group_name,
+                # A name prefix (EKS adds a suffix) lets a replacement group be created before the old one goes;
+                # the version is explicit because pulumi-eks copies it only when no launch template is given.
+                group_name, cluster=self.cluster, node_role=self.node_role, node_group_name_prefix=f"{group_name}-",
+                version=config.kubernetes_version,
                 instance_types=list(group.instance_types), ami_type=group.ami_type.value,
-                capacity_type=group.capacity_type.value, subnet_ids=private_subnets,
+                capacity_type=group.capacity_type.value,
+                subnet_ids=_group_subnets(group, zone_subnets, private_subnets),
                 scaling_config=_scaling(group.scaling),
                 labels=nodes.node_labels(group),
                 taints=[{"key": t.key, "value": t.value, "effect": nodes.EKS_TAINT_EFFECTS[t.effect.value]}
@@ -235,4 +252,4 @@ def cluster_access(stack: Stack) -> tuple[ClusterAccess, dict[str, pulumi.Input]
         "kubeconfig": pulumi.Output.secret(cluster.kubeconfig),
         "gpuNodeGroups": nodes.gpu_summary(stack.config),
     }
-    return ClusterAccess(provider, cluster.gpu_node_groups), outputs
+    return ClusterAccess(provider, [cluster.system_node_group, *cluster.gpu_node_groups]), outputs

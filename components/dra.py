@@ -39,6 +39,9 @@ class TeamResources(pulumi.ComponentResource):
         namespace = k8s.core.v1.Namespace(f"{team.name}-namespace", **_spec_and_meta(manifests.namespace(team)),
                                           opts=child)
         in_namespace = pulumi.ResourceOptions(parent=self, depends_on=[namespace])
+        # A template's spec is immutable in Kubernetes: a change replaces it (pods keep the claims they have).
+        replaced_on_change = pulumi.ResourceOptions.merge(in_namespace, pulumi.ResourceOptions(
+            replace_on_changes=["spec"], delete_before_replace=True))
         quota = manifests.resource_quota(team)
         if quota is not None:
             k8s.core.v1.ResourceQuota(f"{team.name}-quota", **_spec_and_meta(quota), opts=in_namespace)
@@ -46,5 +49,5 @@ class TeamResources(pulumi.ComponentResource):
             obj = manifests.claim_template(team, template)
             # team names hold no dots, so "<team>.<template>" never collides across teams
             k8s.resource.v1.ResourceClaimTemplate(f"{team.name}.{template.name}", **_spec_and_meta(obj),
-                                                  opts=in_namespace)
+                                                  opts=replaced_on_change)
         self.register_outputs({"namespace": team.namespace_name})

@@ -19,14 +19,14 @@ PRIVILEGED_NAMESPACE = {"pod-security.kubernetes.io/enforce": "privileged", "app
 class GpuDrivers(pulumi.ComponentResource):
     """The driver namespace, the DRA driver chart and, during migration, the device plugin chart."""
 
-    def __init__(self, config: StackConfig, gpu_node_groups: list[pulumi.Resource], opts: pulumi.ResourceOptions):
+    def __init__(self, config: StackConfig, node_groups: list[pulumi.Resource], opts: pulumi.ResourceOptions):
         super().__init__("gpu-dra:driver:GpuDrivers", "nvidia", None, opts)
         settings = config.dra_driver
         namespace = k8s.core.v1.Namespace(
             "driver-namespace", metadata={"name": settings.namespace, "labels": PRIVILEGED_NAMESPACE},
             opts=pulumi.ResourceOptions(parent=self))
-        # Waits for its namespace and for the GPU node groups it is wired to.
-        after = pulumi.ResourceOptions(parent=self, depends_on=[namespace, *gpu_node_groups])
+        # Waits for its namespace and the node groups its pods run on (controller: system; plugins: GPU groups).
+        after = pulumi.ResourceOptions(parent=self, depends_on=[namespace, *node_groups])
         k8s.helm.v4.Chart(
             "nvidia-dra-driver", chart=driver.chart_reference(settings), version=settings.version,
             namespace=settings.namespace, values=driver.dra_chart_values(config), opts=after)

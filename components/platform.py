@@ -13,7 +13,7 @@ from gpu_dra.core.config import Stack
 def build(stack: Stack) -> None:
     access, outputs = cluster_access(stack)
     on_cluster = pulumi.ResourceOptions(provider=access.provider)
-    GpuDrivers(stack.config, access.gpu_node_groups, on_cluster)
+    GpuDrivers(stack.config, access.node_groups, on_cluster)
     DeviceClasses(stack, on_cluster)
     for team in stack.teams:
         TeamResources(team, on_cluster)

@@ -38,7 +38,7 @@ def test_preview_json_lists_every_resource_with_inputs(tmp_path: Path) -> None:
     assert {"type", "name", "parent", "inputs"} <= set(resources[0])
     by_name = {(r["type"], r["name"]): r for r in resources}
     group = by_name[("eks:index:ManagedNodeGroup", "gpu-prod-h100")]
-    assert group["inputs"]["scalingConfig"] == {"desiredSize": 2.0, "maxSize": 4.0, "minSize": 2.0}
+    assert group["inputs"]["scalingConfig"] == {"desiredSize": 2.0, "maxSize": 4.0, "minSize": 0.0}
     assert group["parent"].endswith("gpu-dra:cluster:EksCluster::gpu-prod")
 
 

@@ -86,6 +86,8 @@ STACK_MISTAKES = [
      "gpu-dra:nodeGroups[1].amiType: AL2023_ARM_64_NVIDIA is for arm64 but g6e.12xlarge is x86_64"),
     ("capacity-block-without-reservation", ["gpu-dra:nodeGroups", 0, "capacityReservationId"], None,
      "gpu-dra:nodeGroups[0].capacityReservationId: required with capacityType CAPACITY_BLOCK"),
+    ("capacity-block-without-zone", ["gpu-dra:nodeGroups", 0, "subnetIds"], [],
+     "gpu-dra:nodeGroups[0].subnetIds: a capacity block lives in one AZ"),
     ("small-disk", ["gpu-dra:nodeGroups", 1, "diskSize"], 50,
      "gpu-dra:nodeGroups[1].diskSize: must be >= 100 (got 50)"),
     ("chart-class-clash", ["gpu-dra:deviceClasses", 0, "name"], "gpu.nvidia.com",

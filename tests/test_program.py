@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from gpu_dra.cli.offline import ProgramRun, Registration, run_program
-from gpu_dra.core.loader import stack_values
+from gpu_dra.core.loader import load_stack, stack_values
 
 from .conftest import ROOT, STACKS, Project
 
@@ -36,8 +36,9 @@ def test_cluster_inputs(stack: str) -> None:
     assert cluster["skipDefaultNodeGroup"] is True
     assert "scheduler" in cluster["enabledClusterLogTypes"]
     assert cluster["encryptionConfigKeyArn"].startswith("arn:aws:kms:")
-    assert cluster["accessEntries"]["ci-deployer"]["accessPolicies"]["cluster-admin"]["policyArn"].endswith(
+    assert cluster["accessEntries"]["platform-admins"]["accessPolicies"]["cluster-admin"]["policyArn"].endswith(
         "AmazonEKSClusterAdminPolicy")
+    assert cluster["accessEntries"]["ci-preview"]["accessPolicies"]["view"]["accessScope"] == {"type": "cluster"}
     assert "0.0.0.0/0" not in cluster.get("publicAccessCidrs", [])
 
 
@@ -68,6 +69,8 @@ def test_gpu_node_groups(stack: str) -> None:
             continue
         template = one(run, "aws:ec2/launchTemplate:LaunchTemplate", group.name).inputs
         assert template["metadataOptions"]["httpTokens"] == "required"
+        assert inputs["version"] == load_stack(ROOT, stack).config.cluster.kubernetes_version
+        assert inputs["nodeGroupNamePrefix"] == f"{group.name}-"
         volume = template["blockDeviceMappings"][0]
         assert volume["ebs"]["volumeType"] == "gp3" and volume["ebs"]["volumeSize"] >= 100
         assert inputs["amiType"].endswith("NVIDIA")
@@ -94,6 +97,8 @@ def test_bottlerocket_dra_group_turns_the_builtin_device_plugin_off() -> None:
 
 
 def test_capacity_block_group_uses_its_reservation() -> None:
+    group = one(program("prod"), "eks:index:ManagedNodeGroup", "gpu-prod-h100").inputs
+    assert group["subnetIds"] == ["subnet-0aa1bb2cc3dd4ee51"]  # the block's AZ only
     template = one(program("prod"), "aws:ec2/launchTemplate:LaunchTemplate", "gpu-prod-h100").inputs
     assert template["instanceMarketOptions"] == {"marketType": "capacity-block"}
     assert template["capacityReservationSpecification"]["capacityReservationTarget"] == {

@@ -225,7 +225,8 @@ def _print_lint(objects: list[Any], findings: list[Any], counts: dict[str, int],
             print(f"  {finding.severity:7} {finding.rule}  {finding.path} (line {finding.line})")
             print(f"          {finding.message}")
             if finding.fix:
-                print(f"          fix: {finding.fix}")
+                fix = finding.fix.strip().replace("\n", "\n               ")
+                print(f"          fix: {fix}")
         fixed = fixer(obj) if any(f.severity == "error" for f in mine) else None
         if fixed is not None:
             print(f"  corrected {obj.name}:")

@@ -379,6 +379,8 @@ class NodeGroup(Model):
     scaling: Scaling = Field(description="Node counts; min 0 lets an expensive group scale from zero")
     capacity_type: CapacityType = CapacityType.ON_DEMAND
     capacity_reservation_id: str | None = Field(default=None, pattern=r"^cr-[0-9a-f]+$")
+    availability_zone: str | None = Field(default=None, description="Only this AZ's private subnet (newVpc stacks)")
+    subnet_ids: list[str] = Field(default_factory=list, description="Only these subnets (existing-VPC stacks)")
     disk_size: int = Field(default=200, ge=100, le=16384,
                            description="Root volume (gp3) in GiB; GPU images need at least 100")
     driver: DriverSource = DriverSource.host
@@ -400,6 +402,12 @@ class NodeGroup(Model):
         if (self.capacity_type is CapacityType.CAPACITY_BLOCK) != (self.capacity_reservation_id is not None):
             raise field_error("capacityReservationId",
                               "required with capacityType CAPACITY_BLOCK, and only then")
+        if self.availability_zone and self.subnet_ids:
+            raise field_error("subnetIds", "set availabilityZone (newVpc) or subnetIds (existing VPC), not both")
+        if (self.capacity_type is CapacityType.CAPACITY_BLOCK and not self.availability_zone
+                and not self.subnet_ids):
+            raise field_error("subnetIds", "a capacity block lives in one AZ: set subnetIds (or availabilityZone "
+                                           "with newVpc) to the block's zone, or instances will not launch")
         if self.allocation_mode is AllocationMode.device_plugin:
             if self.labels.get(DRA_NODE_LABEL[0]) is not None:
                 raise field_error("labels", f"{DRA_NODE_LABEL[0]} schedules the DRA kubelet plugin; a device-plugin "

@@ -30,6 +30,7 @@ EXTRA_EXAMPLES: dict[tuple[str, str], Any] = {
     ("KubeconfigSource", "path"): "~/.kube/config",
     ("KubeconfigSource", "context"): "gpu-lab",
     ("NodeGroup", "driver"): "gpu-operator",
+    ("NodeGroup", "availabilityZone"): "us-west-2b",
     ("NodeGroup", "multiNodeNvlink"): True,
     ("NodeGroup", "labels"): {"workload": "training"},
     ("NodeGroup", "taints"): [{"key": "dedicated", "value": "training", "effect": "NoSchedule"}],

@@ -332,9 +332,15 @@ def _stack_rules(config: StackConfig, file: str, located: Located) -> list[Probl
     for i, group in enumerate(config.node_groups):
         if group.name == "system":
             problem("nodeGroups", (i, "name"), "'system' is the CPU node group's name; pick another")
-        if len(f"{config.cluster.name}-{group.name}") > 63:
-            problem("nodeGroups", (i, "name"), f"the EKS node group name {config.cluster.name}-{group.name} "
-                                              "exceeds 63 characters; shorten the group or cluster name")
+        # EKS allows 63 characters; the name prefix gets a 26-character unique suffix so groups can be replaced.
+        if len(f"{config.cluster.name}-{group.name}-") > 37:
+            problem("nodeGroups", (i, "name"), f"the EKS node group name prefix {config.cluster.name}-{group.name}- "
+                                              "exceeds 37 characters; shorten the group or cluster name")
+        networking = config.cluster.networking
+        if group.availability_zone and (networking is None or networking.new_vpc is None
+                                        or group.availability_zone not in networking.new_vpc.availability_zones):
+            problem("nodeGroups", (i, "availabilityZone"), "must be one of cluster.networking.newVpc's "
+                                                          "availabilityZones (with an existing VPC, use subnetIds)")
         if group.name in seen:
             problem("nodeGroups", (i, "name"), f"{group.name!r} is already used by nodeGroups[{seen[group.name]}]")
         seen.setdefault(group.name, i)

@@ -261,8 +261,10 @@ def lint_object(obj: ManifestObject, target: Target) -> list[Finding]:
     if structure:
         return misplaced + structure  # wrong shapes: the checks below would only guess
     findings = misplaced + _semantic_findings(shaped)
+    where_written = _original_path if moved else (lambda path: path)
     consumable = target.enabled("DRAConsumableCapacity")
-    for path, expression, device_class in selector_sites(shaped):
+    for shaped_path, expression, device_class in selector_sites(shaped):
+        path = where_written(shaped_path)  # report where the user wrote it
         where = format_path(path)
         line = obj.line(path)
         try:
@@ -280,10 +282,12 @@ def lint_object(obj: ManifestObject, target: Target) -> list[Finding]:
         context = SelectorContext(class_selector=device_class is None,
                                   device_types=(class_type,) if class_type else nvidia.DEVICE_TYPES,
                                   driver_level=target.driver_level)
+        rewritten = fix_expression(expression)
         for lint in lint_selector(expression, context):
-            findings.append(Finding(obj.file, line, obj.name, where, lint.rule, lint.severity, lint.message,
-                                    lint.fix))
-    for path, guarded in gate_sites(shaped):
+            fix = rewritten if lint.rule == "capacity-as-attribute" and rewritten != expression else lint.fix
+            findings.append(Finding(obj.file, line, obj.name, where, lint.rule, lint.severity, lint.message, fix))
+    for shaped_path, guarded in gate_sites(shaped):
+        path = where_written(shaped_path)
         if not target.enabled(guarded.gate):
             current = gates.state(guarded.gate, target.kubernetes_version)
             stage = f"{current.stage} and off" if current else "not present"
@@ -309,6 +313,14 @@ def fix_expression(expression: str) -> str:
     OP 0`: memory is a capacity, and quantities compare with compareTo."""
     return _MEMORY_AS_ATTRIBUTE.sub(
         lambda m: f"device.capacity['{m.group(2)}'].memory.compareTo({m.group(4)}) {m.group(3)} 0", expression)
+
+
+def _original_path(path: tuple[str | int, ...]) -> tuple[str | int, ...]:
+    """A path in the object with request fields moved under `exactly`, as written (without `exactly`)."""
+    for i in range(len(path) - 2):
+        if path[i] == "requests" and isinstance(path[i + 1], int) and path[i + 2] == "exactly":
+            return path[:i + 2] + path[i + 3:]
+    return path
 
 
 def _request_fields_moved(data: Mapping[str, Any]) -> dict[str, Any] | None:
