@@ -89,7 +89,8 @@ class Explainer:
     def _compile(self, expression: str) -> CompiledSelector | CompileError:
         if expression not in self._compiled:
             try:
-                self._compiled[expression] = compile_selector(expression, self.consumable_capacity)
+                # Stored selectors are evaluated whatever their estimated cost (the API server checks it on write).
+                self._compiled[expression] = compile_selector(expression, self.consumable_capacity, check_cost=False)
             except CompileError as error:
                 self._compiled[expression] = error
         return self._compiled[expression]

@@ -274,7 +274,10 @@ def lint_object(obj: ManifestObject, target: Target) -> list[Finding]:
                 findings.append(Finding(obj.file, line, obj.name, where, "cel-unsupported", WARNING, error.message))
                 continue
             fix = None
-            if re.search(r"no matching overload for '_(>=|>|<=|<)_'.*kubernetes\.Quantity", error.message):
+            if error.kind == "cost":
+                fix = ("objects of unknown size (quantity, semver) compare at unbounded estimated cost: use "
+                       "q.compareTo(quantity('20Gi')) == 0; keep nested loops few (maps hold at most 32 entries)")
+            elif re.search(r"no matching overload for '_(>=|>|<=|<)_'.*kubernetes\.Quantity", error.message):
                 fix = "quantities have no comparison operators: q.compareTo(quantity('20Gi')) >= 0"
             findings.append(Finding(obj.file, line, obj.name, where, "cel-compile", ERROR,
                                     f"the API server rejects this selector: {error.message}", fix))

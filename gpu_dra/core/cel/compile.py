@@ -15,7 +15,7 @@ from typing import Any
 from cel_expr_python import cel
 from cel_expr_python.ext import ext_bindings, ext_optional, ext_strings
 
-from gpu_dra.core.cel import library
+from gpu_dra.core.cel import cost, library
 from gpu_dra.core.cel.lexer import Token, regex_literals, tokenize, with_empty_domain_default
 
 MAX_EXPRESSION_LENGTH = 10 * 1024  # resource.CELSelectorExpressionMaxLength
@@ -47,7 +47,7 @@ def _unimplemented(expression: str, message: str) -> str | None:
 
 
 class CompileError(Exception):
-    """Why the API server would reject the expression; `kind` is syntax, type, result, length or regex, or
+    """Why the API server would reject the expression; `kind` is syntax, type, result, length, regex or cost, or
     unsupported: the API server accepts it, but this engine cannot check it (message says what it lacks)."""
 
     def __init__(self, kind: str, message: str):
@@ -62,6 +62,7 @@ class CompiledSelector:
     tokens: tuple[Token, ...]
     program: Any  # cel Expression over the evaluation env
     consumable_capacity: bool
+    estimated_cost: int
 
 
 def _extensions() -> list[Any]:
@@ -106,8 +107,12 @@ def _cel_quote(text: str) -> str:
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'").replace("\n", "\\n") + "'"
 
 
-def compile_selector(expression: str, consumable_capacity: bool = False) -> CompiledSelector:
-    """Compile and type check; raise CompileError with the API server's reason."""
+def compile_selector(expression: str, consumable_capacity: bool = False, check_cost: bool = True) -> CompiledSelector:
+    """Compile and type check; raise CompileError with the API server's reason.
+
+    `check_cost` applies the API server's estimated-cost limit, which it checks for new or changed expressions only;
+    selectors already stored in a cluster are evaluated whatever their estimate.
+    """
     if not expression.strip():
         raise CompileError("syntax", "expression is empty")
     if len(expression) > MAX_EXPRESSION_LENGTH:
@@ -121,6 +126,10 @@ def compile_selector(expression: str, consumable_capacity: bool = False) -> Comp
             raise CompileError("unsupported", f"uses {lacking}, which the API server accepts but gpu-dra's CEL "
                                               "engine does not implement yet; this selector is not checked") from None
         raise CompileError("syntax" if "Syntax error" in message else "type", message) from None
+    estimated = cost.estimate(checked.serialize())
+    if check_cost and estimated > cost.MAX_ESTIMATED_COST:
+        raise CompileError("cost", f"too complex, exceeds cost limit (estimated cost {estimated}, limit "
+                                   f"{cost.MAX_ESTIMATED_COST})")
     result = checked.return_type()
     if result not in (cel.Type.BOOL, cel.Type.DYN):
         raise CompileError("result", f"must evaluate to bool or the unknown type, not {result.name().lower()}")
@@ -136,4 +145,4 @@ def compile_selector(expression: str, consumable_capacity: bool = False) -> Comp
         program = _evaluation_env().compile(expression if rebound else with_empty_domain_default(expression, tokens))
     except RuntimeError:
         program = _evaluation_env().compile(expression)
-    return CompiledSelector(expression, tuple(tokens), program, consumable_capacity)
+    return CompiledSelector(expression, tuple(tokens), program, consumable_capacity, estimated)

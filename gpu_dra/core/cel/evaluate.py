@@ -87,6 +87,9 @@ def runtime_error_text(message: str) -> str:
     match = _NOT_FOUND.match(message)
     if match:
         return f"no such key: {match.group(1)}"
+    if "Iteration budget exceeded" in message:
+        # cel-cpp's comprehension budget stands in for Kubernetes' runtime cost limit (1,000,000).
+        return "operation cancelled: actual cost limit exceeded (comprehension iteration budget)"
     return re.sub(r"^[A-Z_]+: ", "", message)
 
 
