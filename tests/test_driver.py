@@ -21,21 +21,6 @@ from .test_program import program
 CHART_VALUES = ROOT.parent / "shared" / "fixtures" / "chart-values"
 PINNED_VALUES = {("dra-driver-nvidia-gpu", "0.4.1"): "dra-driver-nvidia-gpu-0.4.1.values.yaml",
                  ("nvidia-dra-driver-gpu", "25.12.0"): "nvidia-dra-driver-gpu-25.12.0.values.yaml"}
-# NVIDIA/k8s-device-plugin deployments/helm/nvidia-device-plugin/values.yaml (commit 00f2a02): the default affinity
-# admits any node with NFD's NVIDIA PCI label or nvidia.com/gpu.present=true.
-DEVICE_PLUGIN_DEFAULTS: dict[str, Any] = {
-    "nodeSelector": {},
-    "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-        {"matchExpressions": [{"key": "feature.node.kubernetes.io/pci-10de.present", "operator": "In",
-                               "values": ["true"]}]},
-        {"matchExpressions": [{"key": "feature.node.kubernetes.io/cpu-model.vendor_id", "operator": "In",
-                               "values": ["NVIDIA"]}]},
-        {"matchExpressions": [{"key": "nvidia.com/gpu.present", "operator": "In", "values": ["true"]}]}]}}},
-    "tolerations": [{"key": "CriticalAddonsOnly", "operator": "Exists"},
-                    {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
-    "nvidiaDriverRoot": None,
-}
-NFD_GPU_LABELS = {"feature.node.kubernetes.io/pci-10de.present": "true"}
 
 
 def chart_defaults(chart: str, version: str) -> dict[str, Any]:
@@ -148,10 +133,10 @@ def _plugins(config: StackConfig, nfd: bool) -> list[tuple[str, bool, bool]]:
     """Per node group: (name, DRA kubelet plugin lands there, device plugin lands there)."""
     dra_pod = helm_merge(chart_defaults(config.dra_driver.chart.value, config.dra_driver.version)["kubeletPlugin"],
                          driver.dra_chart_values(config)["kubeletPlugin"])
-    device_plugin_pod = helm_merge(DEVICE_PLUGIN_DEFAULTS, driver.device_plugin_values(config))
+    device_plugin_pod = helm_merge(driver.DEVICE_PLUGIN_DEFAULTS, driver.device_plugin_values(config))
     out = []
     for group in config.node_groups:
-        labels = {**node_labels(group), **(NFD_GPU_LABELS if nfd else {})}
+        labels = {**node_labels(group), **(driver.NFD_GPU_LABELS if nfd else {})}
         taints = [{"key": t.key, "value": t.value, "effect": t.effect.value} for t in node_taints(group)]
         out.append((group.name, schedules_on(dra_pod, labels, taints),
                     driver.device_plugin_needed(config) and schedules_on(device_plugin_pod, labels, taints)))
@@ -191,9 +176,9 @@ def test_without_our_values_nfd_labels_would_put_both_plugins_on_a_node() -> Non
     """The check can fail: the charts' own affinities both admit an NFD-labelled GPU node."""
     config = load_stack(ROOT, "prod").config
     legacy = next(g for g in config.node_groups if g.allocation_mode is AllocationMode.device_plugin)
-    labels = {**node_labels(legacy), **NFD_GPU_LABELS}
+    labels = {**node_labels(legacy), **driver.NFD_GPU_LABELS}
     dra_defaults = chart_defaults("dra-driver-nvidia-gpu", "0.4.1")["kubeletPlugin"]
-    assert schedules_on(dra_defaults, labels, []) and schedules_on(DEVICE_PLUGIN_DEFAULTS, labels, [])
+    assert schedules_on(dra_defaults, labels, []) and schedules_on(driver.DEVICE_PLUGIN_DEFAULTS, labels, [])
 
 
 def test_user_taints_are_tolerated_by_the_plugins(project: Project) -> None:
@@ -222,3 +207,9 @@ def test_no_device_plugin_without_device_plugin_groups() -> None:
 
 def test_shared_fixtures_are_present() -> None:
     assert all((CHART_VALUES / name).exists() for name in PINNED_VALUES.values()), Path(CHART_VALUES)
+
+
+def test_embedded_dra_plugin_placement_matches_the_chart() -> None:
+    """The policy pack carries the chart's kubeletPlugin placement as data; it must be the pinned chart's."""
+    chart = chart_defaults("dra-driver-nvidia-gpu", "0.4.1")["kubeletPlugin"]
+    assert {key: chart[key] for key in ("nodeSelector", "affinity", "tolerations")} == driver.DRA_PLUGIN_DEFAULTS

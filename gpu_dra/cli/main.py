@@ -182,7 +182,6 @@ def cmd_lint(args: argparse.Namespace) -> int:
     from gpu_dra.core import driver
     from gpu_dra.core.config import DraDriver
     from gpu_dra.core.gates import VERSIONS
-    from gpu_dra.core.loader import parse_documents
     from gpu_dra.core.manifest_lint import Target, fixed_object, lint_object, objects_in, severity_counts
 
     if args.kubernetes_version not in VERSIONS:
@@ -196,13 +195,8 @@ def cmd_lint(args: argparse.Namespace) -> int:
                     driver.release_level(chart))
     findings = []
     objects = []
-    for path in args.paths:
-        name = "<stdin>" if path == "-" else path
-        try:
-            text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as error:
-            raise UsageError(f"{name}: cannot read: {getattr(error, 'strerror', None) or error}") from None
-        for obj in objects_in(name, parse_documents(text, name)):
+    for name, documents in _read_inputs(args.paths):
+        for obj in objects_in(name, documents):
             objects.append(obj)
             findings.extend(lint_object(obj, target))
     counts = severity_counts(findings)

@@ -46,13 +46,9 @@ class Device:
         return None
 
     def attribute(self, qualified: str) -> Any:
-        """An attribute by fully qualified name; the bare id too when the domain is the driver's (allocator rule)."""
-        domain, _, ident = qualified.rpartition("/")
-        for key in (qualified, ident if domain == self.driver else None):
-            if key is not None and key in self.attributes:
-                value = self.attributes[key]
-                return next(iter(value.values()))
-        return None
+        """An attribute's value by fully qualified name (the bare id too when the domain is the driver's)."""
+        found = self.typed_attribute(qualified)
+        return found[1] if found is not None else None
 
 
 @dataclass

@@ -94,10 +94,6 @@ def _mapping(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _devices_spec(obj: ManifestObject) -> tuple[dict[str, Any], tuple[str | int, ...]]:
-    return claim_devices(obj.data)
-
-
 def uses_exactly(data: Mapping[str, Any]) -> bool:
     """resource.k8s.io/v1 and v1beta2 put request fields under `exactly`; v1beta1 on the request itself."""
     return not str(data.get("apiVersion", "")).endswith("/v1beta1")
@@ -111,7 +107,7 @@ def selector_sites(obj: ManifestObject) -> Iterator[tuple[tuple[str | int, ...],
             if isinstance(expression, str):
                 yield ("spec", "selectors", i, "cel", "expression"), expression, None
         return
-    devices, base = _devices_spec(obj)
+    devices, base = claim_devices(obj.data)
     for r, request in enumerate(devices.get("requests") or []):
         if not isinstance(request, dict):
             continue
@@ -136,7 +132,7 @@ def gate_sites(obj: ManifestObject) -> Iterator[tuple[tuple[str | int, ...], gat
         if "extendedResourceName" in (obj.data.get("spec") or {}):
             yield ("spec", "extendedResourceName"), gates.EXTENDED_RESOURCE
         return
-    devices, base = _devices_spec(obj)
+    devices, base = claim_devices(obj.data)
     for r, request in enumerate(devices.get("requests") or []):
         if not isinstance(request, dict):
             continue
@@ -176,7 +172,7 @@ def _schema_findings(obj: ManifestObject, target: Target) -> list[Finding]:
 def _misplaced_request_fields(obj: ManifestObject) -> list[Finding]:
     if obj.data.get("kind") == "DeviceClass" or not uses_exactly(obj.data):
         return []
-    devices, base = _devices_spec(obj)
+    devices, base = claim_devices(obj.data)
     findings = []
     for r, request in enumerate(devices.get("requests") or []):
         if not isinstance(request, dict):
@@ -201,7 +197,7 @@ def _semantic_findings(obj: ManifestObject) -> list[Finding]:
     section 1.2), for claims and templates in the `exactly` shape."""
     if obj.data.get("kind") == "DeviceClass":
         return []
-    devices, base = _devices_spec(obj)
+    devices, base = claim_devices(obj.data)
     problems: list[tuple[tuple[str | int, ...], str]] = []
     names: list[str] = []
     subrequests: set[str] = set()

@@ -21,7 +21,7 @@ from gpu_dra.core.explain import Explainer, claims_from_objects, classes_from_ob
 from gpu_dra.core.inventory import GroupSpec, synthesize_groups
 from gpu_dra.core.lint import SelectorContext, lint_selector
 from gpu_dra.core.loader import Located, format_path
-from gpu_dra.core.manifest_lint import ManifestObject, gate_sites, selector_sites
+from gpu_dra.core.manifest_lint import ManifestObject, claim_devices, gate_sites, selector_sites
 from gpu_dra.core.manifests import ADMIN_ACCESS_LABEL, CLAIMS_QUOTA, device_quota_name
 from gpu_dra.core.nodes import EKS_TAINT_EFFECTS
 
@@ -175,7 +175,7 @@ def _declared_classes(resources: list[Resource]) -> set[str]:
 
 def _requested_classes(resource: Resource) -> list[tuple[str, str]]:
     """(path, class name) of every request and subrequest of a claim or template."""
-    devices, base = _devices(resource)
+    devices, base = claim_devices(resource.props)
     found = []
     for r, request in enumerate(devices.get("requests") or []):
         exactly = request.get("exactly") or {}
@@ -186,13 +186,6 @@ def _requested_classes(resource: Resource) -> list[tuple[str, str]]:
             found.append((format_path((*base, "requests", r, "firstAvailable", a, "deviceClassName")),
                           alternative.get("deviceClassName", "")))
     return found
-
-
-def _devices(resource: Resource) -> tuple[Mapping[str, Any], tuple[str, ...]]:
-    spec = resource.props.get("spec") or {}
-    if resource.props.get("kind") == "ResourceClaimTemplate":
-        return ((spec.get("spec") or {}).get("devices") or {}), ("spec", "spec", "devices")
-    return (spec.get("devices") or {}), ("spec", "devices")
 
 
 def dra_device_class_exists(resources: list[Resource], context: Context) -> list[tuple[str, str]]:
@@ -299,7 +292,7 @@ def no_alpha_in_production(resources: list[Resource], context: Context) -> list[
 def _sharing(resources: list[Resource]) -> list[tuple[str, SharingStrategy]]:
     found = []
     for resource in _dra_objects(resources):
-        devices, _ = _devices(resource)
+        devices, _ = claim_devices(resource.props)
         for config in devices.get("config") or []:
             parameters = ((config or {}).get("opaque") or {}).get("parameters") or {}
             strategy = (parameters.get("sharing") or {}).get("strategy")
@@ -390,7 +383,7 @@ def admin_access_restricted(resources: list[Resource], context: Context) -> list
                         and ((r.props.get("metadata") or {}).get("labels") or {}).get(ADMIN_ACCESS_LABEL) == "true"}
     out = []
     for resource in _dra_objects(resources):
-        devices, _ = _devices(resource)
+        devices, _ = claim_devices(resource.props)
         namespace = (resource.props.get("metadata") or {}).get("namespace")
         for request in devices.get("requests") or []:
             if (request.get("exactly") or {}).get("adminAccess") and namespace not in admin_namespaces:
