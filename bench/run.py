@@ -75,7 +75,8 @@ def explain_timings() -> list[str]:
     from gpu_dra.core import inventory
     from gpu_dra.core.config import NodeGroup
     from gpu_dra.core.explain import Claim, Explainer
-    from gpu_dra.core.loader import load_stack, parse_documents
+    from gpu_dra.core.loader import load_stack
+    from gpu_dra.core.yamlsource import parse_documents
 
     config = load_stack(ROOT, "prod").config
     groups = [NodeGroup.model_validate({"name": f"h100-{i}", "instanceTypes": ["p5.48xlarge"],
@@ -94,7 +95,7 @@ def explain_timings() -> list[str]:
     for claim in claims:
         explainer.explain(claim, fleet)
     synthetic = time.perf_counter() - start
-    dump = ROOT.parent / "shared" / "fixtures" / "resourceslices" / "h100-80gb-hbm3_eks-p5_v25.12.0.yaml"
+    dump = ROOT / "tests" / "data" / "resourceslices" / "h100-80gb-hbm3_eks-p5_v25.12.0.yaml"
     start = time.perf_counter()
     real = inventory.from_documents(dump.name, parse_documents(dump.read_text(), dump.name))
     explainer = Explainer({})

@@ -18,7 +18,7 @@ from .conftest import ROOT, STACKS, Project
 from .test_config import _problems, _set
 from .test_program import program
 
-CHART_VALUES = ROOT.parent / "shared" / "fixtures" / "chart-values"
+CHART_VALUES = ROOT / "tests" / "data" / "chart-values"
 PINNED_VALUES = {("dra-driver-nvidia-gpu", "0.4.1"): "dra-driver-nvidia-gpu-0.4.1.values.yaml",
                  ("nvidia-dra-driver-gpu", "25.12.0"): "nvidia-dra-driver-gpu-25.12.0.values.yaml"}
 

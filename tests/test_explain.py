@@ -12,12 +12,13 @@ import yaml
 from gpu_dra.core import inventory as inv
 from gpu_dra.core import schedlogs
 from gpu_dra.core.explain import Claim, Explainer, claims_from_objects, in_use_from_claims
-from gpu_dra.core.loader import load_stack, parse_documents
+from gpu_dra.core.loader import load_stack
+from gpu_dra.core.yamlsource import parse_documents
 
 from .conftest import ROOT
 from .test_cli import gpu_dra
 
-DUMPS = ROOT.parent / "shared" / "fixtures" / "resourceslices"
+DUMPS = ROOT / "tests" / "data" / "resourceslices"
 P5 = DUMPS / "h100-80gb-hbm3_eks-p5_v25.12.0.yaml"
 GB200 = DUMPS / "gb200_oke_bm-gpu-gb200-v3.4.yaml"
 

@@ -9,8 +9,8 @@ import pytest
 import yaml
 
 from gpu_dra.core.lint import SelectorContext, lint_selector
-from gpu_dra.core.loader import parse_documents
 from gpu_dra.core.manifest_lint import Target, fixed_object, lint_object, objects_in
+from gpu_dra.core.yamlsource import parse_documents
 
 from .conftest import ROOT
 from .test_cli import gpu_dra

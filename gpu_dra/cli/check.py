@@ -13,7 +13,8 @@ from pulumi_policy import PolicyCustomTimeouts, PolicyResource, PolicyResourceOp
 
 from gpu_dra.core import policy
 from gpu_dra.core.config import Platform, Stack
-from gpu_dra.core.loader import Located, build_stack, read_yaml, stack_file, stack_values, team_file
+from gpu_dra.core.loader import build_stack, stack_file, stack_values, team_file
+from gpu_dra.core.yamlsource import Located, read_yaml
 from gpu_dra.policypack import policies
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"

@@ -230,7 +230,7 @@ def _print_lint(objects: list[Any], findings: list[Any], counts: dict[str, int],
 
 def _read_inputs(paths: list[str]) -> list[tuple[str, list[Any]]]:
     """(display name, parsed documents) per path; `-` is stdin. Unreadable or malformed input: exit 2."""
-    from gpu_dra.core.loader import parse_documents
+    from gpu_dra.core.yamlsource import parse_documents
 
     inputs = []
     for path in paths:
@@ -248,7 +248,7 @@ def _gather(args: argparse.Namespace) -> tuple[Any, list[dict[str, Any]], str]:
     from gpu_dra.core import inventory as inv
     from gpu_dra.core import manifests
     from gpu_dra.core.inventory import InventoryError
-    from gpu_dra.core.loader import Located
+    from gpu_dra.core.yamlsource import Located
 
     sources: list[tuple[str, list[Any]]] = _read_inputs(args.paths)
     origins = list(args.paths)

@@ -13,8 +13,8 @@ from typing import Any
 
 from gpu_dra.core.config import AllocationMode, StackConfig
 from gpu_dra.core.hardware import INSTANCE_TYPES
-from gpu_dra.core.loader import Located
 from gpu_dra.core.nvidia import DRIVER_NAME, STANDARD_DOMAIN
+from gpu_dra.core.yamlsource import Located
 
 ALL_NODES = "*"  # a device reachable from every node (spec.allNodes)
 

@@ -14,7 +14,6 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ValidationError
 
 from gpu_dra.core import driver, nvidia
@@ -30,12 +29,11 @@ from gpu_dra.core.config import (
     TeamHosting,
 )
 from gpu_dra.core.problems import ConfigError, Problem
+from gpu_dra.core.yamlsource import Loc, Located, format_path, read_yaml
 
 PREFIX = f"{CONFIG_NAMESPACE}:"
 SECRET_PLACEHOLDER = "<secret: not decrypted offline>"
 RESERVED_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
-
-Loc = tuple[str | int, ...]
 
 
 def stack_file(root: Path, stack: str) -> Path:
@@ -50,83 +48,7 @@ def available_stacks(root: Path) -> list[str]:
     return sorted(p.name[len("Pulumi."):-len(".yaml")] for p in (root / "stacks").glob("Pulumi.*.yaml"))
 
 
-# --------------------------------------------------------------------------------------------- YAML with lines
-
-
-class Located:
-    """A parsed YAML document plus the line of every key and list item, for messages and SARIF."""
-
-    def __init__(self, data: Any, lines: dict[Loc, int]):
-        self.data = data
-        self.lines = lines
-
-    def line(self, loc: Loc) -> int | None:
-        while loc:
-            if loc in self.lines:
-                return self.lines[loc]
-            loc = loc[:-1]
-        return None
-
-
-def _collect_lines(node: yaml.Node, loc: Loc, lines: dict[Loc, int]) -> None:
-    if isinstance(node, yaml.MappingNode):
-        for key_node, value_node in node.value:
-            key = (key_node.value,)
-            lines[loc + key] = key_node.start_mark.line + 1
-            _collect_lines(value_node, loc + key, lines)
-    elif isinstance(node, yaml.SequenceNode):
-        for index, item in enumerate(node.value):
-            lines[loc + (index,)] = item.start_mark.line + 1
-            _collect_lines(item, loc + (index,), lines)
-
-
-def parse_documents(text: str, display: str) -> list[Located]:
-    """Every document of a multi-document YAML text, with lines; a syntax error becomes a ConfigError."""
-    try:
-        nodes = list(yaml.compose_all(text, Loader=yaml.SafeLoader))
-        documents = list(yaml.safe_load_all(text))
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark else None
-        where = f" (line {line})" if line else ""
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise ConfigError([Problem(display, "", f"not valid YAML{where}: {problem}", line)]) from None
-    located = []
-    for node, data in zip(nodes, documents, strict=True):
-        lines: dict[Loc, int] = {}
-        if node is not None:
-            _collect_lines(node, (), lines)
-        located.append(Located(data, lines))
-    return located
-
-
-def read_yaml(path: Path, display: str) -> Located:
-    """Parse one YAML document; unreadable or malformed files become a ConfigError naming the file and line."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError([Problem(display, "", f"cannot read: {exc.strerror}")]) from None
-    except UnicodeDecodeError:
-        raise ConfigError([Problem(display, "", "is not UTF-8 text; save it as UTF-8")]) from None
-    documents = parse_documents(text, display)
-    if len(documents) > 1:
-        raise ConfigError([Problem(display, "", "holds several YAML documents (---); keep one")])
-    return documents[0] if documents else Located(None, {})
-
-
 # --------------------------------------------------------------------------------------------- pydantic errors
-
-
-def format_path(loc: Loc) -> str:
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        elif "." in part or "/" in part:
-            out += f"[{part!r}]" if out else part
-        else:
-            out += f".{part}" if out else part
-    return out
 
 
 def unwrap_annotation(annotation: Any) -> Any:

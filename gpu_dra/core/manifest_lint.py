@@ -16,7 +16,7 @@ import kubernetes_validate
 from gpu_dra.core import gates, nvidia
 from gpu_dra.core.cel import CompileError, compile_selector
 from gpu_dra.core.lint import ERROR, WARNING, SelectorContext, lint_selector
-from gpu_dra.core.loader import Located, format_path
+from gpu_dra.core.yamlsource import Located, format_path
 
 KINDS = ("DeviceClass", "ResourceClaim", "ResourceClaimTemplate")
 REQUEST_FIELDS = ("deviceClassName", "selectors", "allocationMode", "count", "adminAccess", "tolerations", "capacity")

@@ -20,10 +20,10 @@ from gpu_dra.core.config import ChartName, DraDriver, SharingStrategy
 from gpu_dra.core.explain import Explainer, claims_from_objects, classes_from_objects
 from gpu_dra.core.inventory import GroupSpec, synthesize_groups
 from gpu_dra.core.lint import SelectorContext, lint_selector
-from gpu_dra.core.loader import Located, format_path
 from gpu_dra.core.manifest_lint import ManifestObject, claim_devices, gate_sites, selector_sites
 from gpu_dra.core.manifests import ADMIN_ACCESS_LABEL, CLAIMS_QUOTA, device_quota_name
 from gpu_dra.core.nodes import EKS_TAINT_EFFECTS
+from gpu_dra.core.yamlsource import Located, format_path
 
 ADVISORY, MANDATORY = "advisory", "mandatory"
 RESOURCE_TYPES = {

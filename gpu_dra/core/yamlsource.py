@@ -1,0 +1,126 @@
+"""YAML and JSON text as data, with the line of every key and list item where findings need it.
+
+One parse per text, by libyaml through PyYAML's C loader (`CSafeLoader`): the composed nodes carry the marks
+for lines and are constructed into data in the same pass. Dumps that no finding points into (ResourceSlices,
+`kubectl get -o json`) skip the line table; JSON goes to the C JSON parser. The garbage collector is paused while
+a text is parsed: the parse allocates millions of objects that all stay alive, and collections during it only
+cost time.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from gpu_dra.core.problems import ConfigError, Problem
+
+Loc = tuple[str | int, ...]
+
+
+class Located:
+    """A parsed YAML document plus the line of every key and list item, for messages and SARIF."""
+
+    def __init__(self, data: Any, lines: dict[Loc, int]):
+        self.data = data
+        self.lines = lines
+
+    def line(self, loc: Loc) -> int | None:
+        while loc:
+            if loc in self.lines:
+                return self.lines[loc]
+            loc = loc[:-1]
+        return None
+
+
+def format_path(loc: Loc) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif "." in part or "/" in part:
+            out += f"[{part!r}]" if out else part
+        else:
+            out += f".{part}" if out else part
+    return out
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _collect_lines(node: yaml.Node, loc: Loc, lines: dict[Loc, int]) -> None:
+    if isinstance(node, yaml.MappingNode):
+        for key_node, value_node in node.value:
+            key = (key_node.value,)
+            lines[loc + key] = key_node.start_mark.line + 1
+            _collect_lines(value_node, loc + key, lines)
+    elif isinstance(node, yaml.SequenceNode):
+        for index, item in enumerate(node.value):
+            lines[loc + (index,)] = item.start_mark.line + 1
+            _collect_lines(item, loc + (index,), lines)
+
+
+def _yaml_error(error: yaml.YAMLError, display: str) -> ConfigError:
+    mark = getattr(error, "problem_mark", None)
+    line = mark.line + 1 if mark else None
+    where = f" (line {line})" if line else ""
+    problem = getattr(error, "problem", None) or str(error)
+    return ConfigError([Problem(display, "", f"not valid YAML{where}: {problem}", line)])
+
+
+def _looks_like_json(text: str) -> bool:
+    return text.lstrip()[:1] in ("{", "[")
+
+
+def parse_documents(text: str, display: str, *, lines: bool = True) -> list[Located]:
+    """Every document of a multi-document YAML (or JSON) text; a syntax error becomes a ConfigError.
+
+    `lines=False` is for dumps nobody points into: no line table, and JSON read by the JSON parser.
+    """
+    with _collector_paused():
+        if not lines and _looks_like_json(text):
+            try:
+                return [Located(json.loads(text), {})]
+            except ValueError:
+                pass  # JSON is YAML: let the YAML parser say where it breaks
+        loader = yaml.CSafeLoader(text)
+        documents = []
+        try:
+            while loader.check_node():
+                node = loader.get_node()
+                table: dict[Loc, int] = {}
+                if lines and node is not None:
+                    _collect_lines(node, (), table)
+                documents.append(Located(loader.construct_document(node), table))
+        except yaml.YAMLError as error:
+            raise _yaml_error(error, display) from None
+        finally:
+            loader.dispose()
+    return documents
+
+
+def read_yaml(path: Path, display: str) -> Located:
+    """Parse one YAML document; unreadable or malformed files become a ConfigError naming the file and line."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError([Problem(display, "", f"cannot read: {exc.strerror}")]) from None
+    except UnicodeDecodeError:
+        raise ConfigError([Problem(display, "", "is not UTF-8 text; save it as UTF-8")]) from None
+    documents = parse_documents(text, display)
+    if len(documents) > 1:
+        raise ConfigError([Problem(display, "", "holds several YAML documents (---); keep one")])
+    return documents[0] if documents else Located(None, {})
