@@ -2,7 +2,9 @@
 
 Records every resource registration (type, name, parent, inputs as the engine would see them). Resource references
 are not advertised by the monitor, so inputs carry URN strings and the registration never touches a second event
-loop (the cross-loop flake of ../shared/docs/pulumi-notes.md section 4.4).
+loop: the default MockMonitor deserializes resource references on an executor thread (pulumi/pulumi
+sdk/python/lib/pulumi/runtime/mocks.py; the mechanism of pulumi/pulumi#6465), which intermittently failed with "got
+Future attached to a different loop" here (docs/sources.md#pulumi-engine-facts).
 """
 
 from __future__ import annotations

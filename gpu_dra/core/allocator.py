@@ -1,7 +1,8 @@
-"""Allocation on one node with the upstream structured allocator's semantics (kubernetes-dra.md section 4):
-requests in order; ExactCount and All; firstAvailable alternatives in order; matchAttribute and distinctAttribute
-constraints; devices in use by other claims skipped unless the request has admin access; depth-first search with
-backtracking, and the first full solution wins.
+"""Allocation on one node with the upstream structured allocator's semantics (kubernetes/dynamic-resource-allocation
+@v0.34.0 structured/internal/*/allocator_*.go; docs/sources.md#allocator-and-scheduler): requests in order;
+ExactCount and All; firstAvailable alternatives in order; matchAttribute and distinctAttribute constraints; devices
+in use by other claims skipped unless the request has admin access; depth-first search with backtracking, and the
+first full solution wins.
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
 """NVIDIA's DRA driver chart and, during migration, NVIDIA's device plugin chart: versions, gates, values.
 
 Values are derived from the stack (node groups, driver location, config), never hand-typed per stack.
-Sources: ../shared/docs/nvidia-dra-driver.md (sections 0-2, 6, 7) and the chart values files in
-../shared/fixtures/chart-values/; the device plugin's from NVIDIA/k8s-device-plugin
-deployments/helm/nvidia-device-plugin/values.yaml.
+Sources: the chart values files (kubernetes-sigs/dra-driver-nvidia-gpu@v0.4.1 and NVIDIA/k8s-dra-driver-gpu@v25.12.0,
+deployments/helm/<chart>/values.yaml; vendored in tests/data/chart-values/), pkg/featuregates/featuregates.go and the
+chart's templates/validation.yaml of those repositories (docs/sources.md#nvidia-dra-driver); the device plugin's from
+NVIDIA/k8s-device-plugin deployments/helm/nvidia-device-plugin/values.yaml.
 """
 
 from __future__ import annotations
@@ -58,7 +59,8 @@ class DriverGate:
     since: tuple[int, int]  # 0.x release that introduced it
 
 
-# pkg/featuregates/featuregates.go (nvidia-dra-driver.md section 6).
+# kubernetes-sigs/dra-driver-nvidia-gpu pkg/featuregates/featuregates.go: `defaultFeatureGates` for stage, default and
+# release, `ValidateFeatureGates` for the pairs below (docs/sources.md#driver-feature-gates).
 DRIVER_GATES = {g.name: g for g in (
     DriverGate("TimeSlicingSettings", "alpha", False, (0, 2)),
     DriverGate("MPSSupport", "alpha", False, (0, 2)),
@@ -236,7 +238,7 @@ def dra_chart_values(config: StackConfig) -> dict[str, Any]:
 
 
 # The charts' own node selection (defaults the values above are merged into): dra-driver-nvidia-gpu 0.4.1
-# values.yaml kubeletPlugin (../shared/fixtures/chart-values; 25.12.0 has the same affinity and no tolerations), and
+# values.yaml kubeletPlugin (tests/data/chart-values/; 25.12.0 has the same affinity and no tolerations), and
 # NVIDIA/k8s-device-plugin deployments/helm/nvidia-device-plugin/values.yaml (commit 00f2a02).
 _NFD_OR_LABEL_TERMS = [
     {"matchExpressions": [{"key": "feature.node.kubernetes.io/pci-10de.present", "operator": "In",

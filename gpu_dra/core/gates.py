@@ -1,9 +1,14 @@
 """Kubernetes DRA feature gates per version (1.33 to 1.37), and which API fields each guards.
 
-One row per gate and version, from ../shared/docs/kubernetes-dra.md section 2 (derived from the versioned gate
-specs in kubernetes/kubernetes pkg/features, KF-135 and KF-137, cross-checked with the 1.34 and 1.36 DRA blogs).
+One row per gate and version, from the versioned gate specs upstream: kubernetes/kubernetes
+pkg/features/kube_features.go (1.35 cycle) and, with the full history through 1.37,
+`defaultVersionedKubernetesFeatureGates` in
+kubernetes/kubernetes@ead35706:staging/src/k8s.io/kube-scheduler/pkg/features/kube_features.go; cross-checked with
+https://kubernetes.io/blog/2025/09/01/kubernetes-v1-34-dra-updates/ and
+https://kubernetes.io/blog/2026/05/07/kubernetes-v1-36-dra-136-updates/ (docs/sources.md#feature-gates-per-version).
 1.37 was a pre-release when read. On EKS a gate is its upstream default (EKS runs no alpha gates and lets no one
-set them); an existing cluster declares its own.
+set them: "Alpha features aren't supported", EKS version FAQ in awsdocs/amazon-eks-user-guide
+latest/ug/versioning/kubernetes-versions.adoc); an existing cluster declares its own.
 """
 
 from __future__ import annotations
@@ -11,7 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 VERSIONS = ("1.33", "1.34", "1.35", "1.36", "1.37")
-SOURCE = "kubernetes-dra.md section 2 (pkg/features versioned specs KF-135, KF-137; BLOG-134, BLOG-136)"
+SOURCE = ("kubernetes/kubernetes@ead35706:staging/src/k8s.io/kube-scheduler/pkg/features/kube_features.go and "
+          "pkg/features/kube_features.go (1.35 cycle); Kubernetes blog, DRA in v1.34 and v1.36 "
+          "(docs/sources.md#feature-gates-per-version)")
 
 
 @dataclass(frozen=True)
@@ -66,7 +73,8 @@ class GuardedField:
     what: str
 
 
-# Which resource.k8s.io/v1 fields each gate guards (API-134 `+featureGate` tags; kubernetes-dra.md 1.1-1.2).
+# Which resource.k8s.io/v1 fields each gate guards: the `+featureGate` tags on DeviceClass and ResourceClaim fields in
+# kubernetes/api@v0.34.0:resource/v1/types.go (docs/sources.md#kubernetes-dra-api).
 EXTENDED_RESOURCE = GuardedField("DRAExtendedResource", "DeviceClass spec.extendedResourceName")
 PRIORITIZED_LIST = GuardedField("DRAPrioritizedList", "firstAvailable")
 ADMIN_ACCESS = GuardedField("DRAAdminAccess", "adminAccess")

@@ -2,7 +2,7 @@
 
 Used by config validation (known instance types, CPU architecture vs AMI), node-group summaries and, later, the
 synthesized inventory. Figures are the NVML values the driver publishes, not EC2's marketing memory sizes
-(../shared/docs/eks-notes.md, "What NVIDIA's driver publishes per instance type").
+(docs/sources.md#gpu-instance-catalog; each row names its own source).
 """
 
 from __future__ import annotations
@@ -37,7 +37,8 @@ GPU_MODELS: dict[str, GpuModel] = {m.key: m for m in (
     GpuModel("A100-80GB", "NVIDIA A100-SXM4-80GB", "80Gi", "8.0.0", "Ampere", 80,
              "NVIDIA/mig-parted #31; GKE dump", "verified"),
     GpuModel("H100-80GB", "NVIDIA H100 80GB HBM3", "81559Mi", "9.0.0", "Hopper", 80,
-             "real EKS p5 ResourceSlice (../shared/fixtures/resourceslices)", "verified"),
+             "real EKS p5 ResourceSlice (NVIDIA/aicr@19edc950 docs/conformance/cncf/evidence/"
+             "secure-accelerator-access.md)", "verified"),
     GpuModel("H200", "NVIDIA H200", "143771Mi", "9.0.0", "Hopper", 141,
              "GKE H200 dump; NVIDIA/mig-parted #120", "verified"),
     GpuModel("B200", "NVIDIA B200", "183359Mi", "10.0.0", "Blackwell", 180,

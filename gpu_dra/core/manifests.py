@@ -114,7 +114,8 @@ def _request(request: Request) -> dict[str, Any]:
 
 
 def gpu_sharing_config(sharing: Sharing) -> dict[str, Any]:
-    """NVIDIA's opaque GpuConfig for time-slicing or MPS (nvidia-dra-driver.md section 6)."""
+    """NVIDIA's opaque GpuConfig for time-slicing or MPS (resource.nvidia.com/v1beta1; NVIDIA/k8s-dra-driver-gpu
+    @v25.12.0:api/nvidia.com/resource/v1beta1/gpuconfig.go, sharing.go)."""
     settings: dict[str, Any] = {"strategy": sharing.strategy.value}
     if sharing.strategy is SharingStrategy.TimeSlicing:
         if sharing.interval:

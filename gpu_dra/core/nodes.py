@@ -1,8 +1,10 @@
 """What a GPU node group looks like to Kubernetes: labels, taints, launch-template settings, GPU summary.
 
 The DRA chart's kubelet plugin is scheduled only on nodes labeled `nvidia.com/gpu.present=true` (or with NFD labels)
-and tolerates the `nvidia.com/gpu` NoSchedule taint (../shared/docs/eks-notes.md). Device-plugin groups get a label
-of their own and none of that, so the two never target the same node.
+and tolerates the `nvidia.com/gpu` NoSchedule taint (kubeletPlugin.affinity and .tolerations in
+kubernetes-sigs/dra-driver-nvidia-gpu@v0.4.1:deployments/helm/dra-driver-nvidia-gpu/values.yaml;
+docs/sources.md#chart-values).
+Device-plugin groups get a label of their own and none of that, so the two never target the same node.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """Facts about NVIDIA's DRA driver that config validation, manifests and lint share.
 
-Sources: ../shared/docs/nvidia-dra-driver.md section 3 (chart templates deviceclass-*.yaml, identical in
-nvidia-dra-driver-gpu 25.12.0 and dra-driver-nvidia-gpu 0.4.1) and section 4 (what the kubelet plugin publishes,
-per release: cmd/gpu-kubelet-plugin/deviceinfo.go, partitions.go, mig.go).
+Sources: the chart templates deviceclass-*.yaml (NVIDIA/k8s-dra-driver-gpu@v25.12.0:deployments/helm/
+nvidia-dra-driver-gpu/templates/, identical in kubernetes-sigs/dra-driver-nvidia-gpu@v0.4.1:deployments/helm/
+dra-driver-nvidia-gpu/templates/) and what the kubelet plugin publishes, per release (cmd/gpu-kubelet-plugin/
+deviceinfo.go, partitions.go, mig.go at each tag). Summary: docs/sources.md#nvidia-dra-driver.
 """
 
 from __future__ import annotations
@@ -82,7 +83,8 @@ def published_capacity(device_type: str) -> set[str]:
 # Omitted by the driver when it cannot resolve them, even on device types that normally carry them.
 SOMETIMES_OMITTED = {f"{STANDARD_DOMAIN}/pcieRoot", "addressingMode"}
 
-# Why a name that older guides use is gone (nvidia-dra-driver.md section 7.5).
+# Why a name that older guides use is gone (issues and PRs in kubernetes-sigs/dra-driver-nvidia-gpu;
+# docs/sources.md#published-attributes).
 RENAMED_OR_REMOVED = {
     "index": "removed in 25.8 (kubernetes-sigs/dra-driver-nvidia-gpu#563, PR #624)",
     "minor": "removed in 25.8 (kubernetes-sigs/dra-driver-nvidia-gpu#563, PR #624)",

@@ -14,7 +14,8 @@ from gpu_dra.core.nvidia import DRIVER_NAME
 
 ATTR = f"device.attributes['{DRIVER_NAME}']"
 CAPACITY = f"device.capacity['{DRIVER_NAME}']"
-# Product names the driver is known to publish (nvidia-dra-driver.md 4.2) plus the instance catalog's.
+# Product names the driver is known to publish (NVML device names; docs/sources.md#published-attributes) plus the
+# instance catalog's.
 KNOWN_PRODUCT_NAMES = sorted({m.product_name for m in GPU_MODELS.values()} | {
     "NVIDIA A100 80GB PCIe", "NVIDIA A100-PCIE-40GB", "NVIDIA GB200", "NVIDIA GB300", "NVIDIA A30",
     "Tesla P100-PCIE-16GB", "GRID A100-8C"})
@@ -39,7 +40,8 @@ def _semver(value: str) -> str:
 
 
 # Terms reading what only GPUs and MIG devices publish; VFIO devices (PassthroughSupport) lack them, and a missing
-# key is a runtime error that aborts the whole claim (kubernetes-dra.md section 4).
+# key is a runtime error that aborts the whole claim (`selectorsMatch` in kubernetes/dynamic-resource-allocation@v0.34.0
+# structured/internal/*/allocator_*.go; docs/sources.md#allocator-and-scheduler).
 _GPU_ONLY = ("min_memory", "architectures", "min_compute_capability", "min_driver_version")
 
 

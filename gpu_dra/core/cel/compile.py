@@ -21,8 +21,9 @@ from gpu_dra.core.cel.lexer import Token, regex_literals, tokenize, with_empty_d
 MAX_EXPRESSION_LENGTH = 10 * 1024  # resource.CELSelectorExpressionMaxLength
 
 
-# Kubernetes base-environment libraries (k8s.io/apiserver pkg/cel/environment/base.go, kubernetes-dra.md section 3)
-# this engine does not implement yet: lists, sets, IP, CIDR, URLs, ext.Lists and two-variable comprehensions.
+# Kubernetes base-environment libraries (kubernetes/apiserver@v0.34.0:pkg/cel/environment/base.go;
+# docs/sources.md#cel-environment) this engine does not implement yet: lists, sets, IP, CIDR, URLs, ext.Lists and
+# two-variable comprehensions.
 UNIMPLEMENTED_NAMES = frozenset({
     "isSorted", "sum", "min", "max", "indexOf", "lastIndexOf", "sets", "lists", "ip", "isIP", "cidr", "isCIDR",
     "url", "isURL", "getScheme", "getHost", "getHostname", "getPort", "getEscapedPath", "getQuery", "family",
@@ -66,7 +67,8 @@ class CompiledSelector:
 
 
 def _extensions() -> list[Any]:
-    # Strings v2 and Bindings (cel.bind) are in the Kubernetes base environment; optionals too (BASEENV).
+    # Strings v2, Bindings (cel.bind) and optionals are in the Kubernetes base environment
+    # (kubernetes/apiserver@v0.34.0:pkg/cel/environment/base.go).
     return [ext_optional.ExtOptional(), ext_strings.ExtStrings(), ext_bindings.ExtBindings()]
 
 

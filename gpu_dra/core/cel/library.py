@@ -127,7 +127,8 @@ class SemverError(ValueError):
 
 
 def _normalize(text: str) -> str:
-    """semver(s, true): strip a leading v, add missing minor and patch, drop leading zeros (SEMVERLIB)."""
+    """semver(s, true): strip a leading v, add missing minor and patch, drop leading zeros (kubernetes/apiserver
+    pkg/cel/library/semverlib.go)."""
     text = text.removeprefix("v")
     match = re.match(r"^([0-9.]+)(.*)$", text)
     if not match:
