@@ -19,6 +19,7 @@ from pathlib import Path
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
 RUNS = int(os.environ.get("BENCH_RUNS", "5"))
 
 
@@ -42,6 +43,54 @@ def timed(command: list[str]) -> list[float]:
         subprocess.run(command, cwd=ROOT, check=True, capture_output=True)
         times.append(time.perf_counter() - start)
     return times
+
+
+def measured(command: list[str], runs: int = 3, ok: tuple[int, ...] = (0,)) -> tuple[float, float]:
+    """(median wall-clock seconds, largest peak RSS in MB) of fresh processes, output discarded."""
+    times, peaks = [], []
+    for _ in range(runs):
+        with tempfile.TemporaryFile() as errors:
+            start = time.perf_counter()
+            process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=errors)
+            _, status, usage = os.wait4(process.pid, 0)
+            times.append(time.perf_counter() - start)
+            if os.waitstatus_to_exitcode(status) not in ok:
+                errors.seek(0)
+                raise SystemExit(f"{' '.join(command)} failed: {errors.read().decode(errors='replace')}")
+        peaks.append(usage.ru_maxrss / 1024)
+    return statistics.median(times), max(peaks)
+
+
+def real_size_rows(gpu_dra: str) -> list[str]:
+    """Whole-process runs on generated real-shaped input (bench/generate.py), each beside its floor: the bare
+    C parse of the same file with PyYAML's CSafeLoader. Targets: explain <= 3x that parse and <= 2 s at 1,000
+    nodes, linear to 5,000 with peak memory under 1 GB; logs >= 100 MB/s with flat memory."""
+    import generate
+
+    rows = ["| input | command | median s | peak MB | floor: `yaml.load(CSafeLoader)` s |", "|---|---|---|---|---|"]
+    python = sys.executable
+    with tempfile.TemporaryDirectory() as folder:
+        for nodes in (1000, 5000):
+            paths = generate.write(Path(folder) / str(nodes), nodes, log_megabytes=200 if nodes == 1000 else 0)
+            slices, templates = str(paths["slices"]), str(paths["templates"])
+            floor, _ = measured([python, "-c", "import sys, yaml; yaml.load(open(sys.argv[1]), yaml.CSafeLoader)",
+                                 slices], runs=1)
+            label = f"{nodes:,} nodes x 8 GPUs, 100 templates"
+            for shown, command, ok in (
+                    ("explain slices.yaml templates.yaml --format json",
+                     [gpu_dra, "explain", slices, templates, "--format", "json"], (0, 1)),
+                    ("explain slices.json templates.yaml --format json",
+                     [gpu_dra, "explain", str(paths["slices_json"]), templates, "--format", "json"], (0, 1)),
+                    ("inventory slices.yaml", [gpu_dra, "inventory", slices], (0,))):
+                seconds, peak = measured(command, ok=ok)
+                rows.append(f"| {label} | `gpu-dra {shown}` | {seconds:.2f} | {peak:.0f} | {floor:.2f} |")
+            if nodes == 1000:
+                seconds, peak = measured([gpu_dra, "lint", str(paths["lint"])], ok=(0, 1))
+                rows.append(f"| 500 templates | `gpu-dra lint templates-500.yaml` | {seconds:.2f} | {peak:.0f} | |")
+                seconds, peak = measured([gpu_dra, "logs", str(paths["log"])])
+                rows.append(f"| 200 MB klog, 1 cycle in 10 a GPU pod | `gpu-dra logs scheduler.log` | {seconds:.2f} "
+                            f"({200 / seconds:.0f} MB/s) | {peak:.0f} | |")
+    return rows
 
 
 def cel_throughput() -> list[str]:
@@ -153,6 +202,8 @@ def main() -> int:
     print("\n".join(cel_throughput()))
     print("\n| explain, in-process | time |\n|---|---|")
     print("\n".join(explain_timings()))
+    print("\nReal-size input, whole process (3 runs each; the floor once):\n")
+    print("\n".join(real_size_rows(gpu_dra)))
     return 0
 
 

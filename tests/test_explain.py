@@ -1,4 +1,4 @@
-"""Inventory, explain and the allocator on the real ResourceSlice dumps and on synthesized fleets; log parsing."""
+"""Inventory, explain and the allocator on the real ResourceSlice dumps and on synthesized fleets."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ import pytest
 import yaml
 
 from gpu_dra.core import inventory as inv
-from gpu_dra.core import schedlogs
 from gpu_dra.core.explain import Claim, Explainer, claims_from_objects, in_use_from_claims
 from gpu_dra.core.loader import load_stack
 from gpu_dra.core.yamlsource import parse_documents
@@ -181,41 +180,6 @@ def test_explain_cli_on_a_real_dump(tmp_path: Path) -> None:
             "matching devices carry pci0000:44, pci0000:55") in result.stdout
 
 
-KLOG = (Path(__file__).parent / "data" / "scheduler-klog.log").read_text()  # klog text, as kube-scheduler logs
-JSON_LOG = "\n".join(json.dumps(r) for r in [
-    {"ts": 1.0, "caller": "allocator/allocator.go:300", "msg": "CEL result", "v": 7,
-     "device": "gpu-0", "claim": {"name": "p-gpu", "namespace": "inf"}, "selector": 0, "matches": False},
-    {"ts": 1.1, "caller": "dynamicresources/dynamicresources.go:610", "msg": "pod unschedulable", "v": 5,
-     "pod": {"name": "p", "namespace": "inf"}, "reason": "cannot allocate all claims"},
-    {"ts": 1.2, "caller": "server.go:10", "msg": "unrelated", "v": 2},
-])
-
-
-def test_logs_klog_text() -> None:
-    report = schedlogs.parse(KLOG.splitlines())
-    assert report.scanned == 7 and len(report.lines) == 5  # not the lease or the "Attempting" line
-    groups = report.by_pod()
-    assert list(groups) == ["ml/trainer-0"]  # allocator lines belong to the pod being scheduled
-    assert report.final_reason(groups["ml/trainer-0"]).startswith("0/3 nodes are available: 3 cannot allocate")
-    assert "--v=7" in (report.verbosity_hint() or "")
-
-
-def test_logs_json_with_per_device_lines() -> None:
-    report = schedlogs.parse(JSON_LOG.splitlines())
-    assert [line.message for line in report.lines] == ["CEL result", "pod unschedulable"]
-    assert report.lines[0].claims == ["inf/p-gpu"]
-    assert report.verbosity_hint() is None
-
-
-def test_logs_cli(tmp_path: Path) -> None:
-    path = tmp_path / "scheduler.log"
-    path.write_text(KLOG)
-    result = gpu_dra("logs", str(path))
-    assert result.returncode == 0
-    assert "pod ml/trainer-0" in result.stdout and "=> 0/3 nodes are available" in result.stdout
-    assert "--vmodule=allocator=7,dynamicresources=7" in result.stdout
-
-
 def test_claims_from_objects_reads_templates_and_claims() -> None:
     objects = [{"kind": "ResourceClaimTemplate", "metadata": {"name": "t", "namespace": "a"},
                 "spec": {"spec": {"devices": {"requests": [exactly(1)]}}}},
@@ -276,12 +240,3 @@ def test_malformed_claims_are_clear_errors(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert "ResourceClaim c: spec.devices.constraints.0.requests" in result.stderr
     assert "internal error" not in result.stderr
-
-
-def test_logs_success_and_claim_lists() -> None:
-    lines = ['I1129 10:00:01.000000 1 dynamicresources.go:420] "pod resource claims" pod="ml/a" '
-             'resourceclaims=["ml/a-gpu"]',
-             'I1129 10:00:01.300000 1 allocator.go:250] "Done with allocation" success=true err=<nil>']
-    report = schedlogs.parse(lines)
-    assert report.lines[0].claims == ["ml/a-gpu"]
-    assert report.final_reason(report.by_pod()["ml/a"]) == "allocated"

@@ -11,11 +11,10 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from gpu_dra import __version__
-from gpu_dra.core.loader import build_stack, load_stack, stack_values
 from gpu_dra.core.problems import ConfigError
+
+# Every verb imports what it needs when it runs: `--help` and the light verbs never pay for pydantic or Pulumi.
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
@@ -25,10 +24,14 @@ class UsageError(Exception):
 
 
 def find_project_root(start: Path) -> Path:
+    from gpu_dra.core.yamlsource import read_yaml
+
     for directory in (start, *start.parents):
         project = directory / "Pulumi.yaml"
-        if project.exists() and (yaml.safe_load(project.read_text()) or {}).get("name") == "gpu-dra":
-            return directory
+        if project.exists():
+            data = read_yaml(project, str(project)).data
+            if isinstance(data, dict) and data.get("name") == "gpu-dra":
+                return directory
     raise UsageError(f"no gpu-dra project (Pulumi.yaml with name: gpu-dra) at or above {start}; "
                      "run inside the project or pass --project-dir")
 
@@ -39,62 +42,13 @@ def _root(args: argparse.Namespace) -> Path:
 
 def _run(root: Path, stack: str) -> Any:
     """Validate the stack (exit 2 on mistakes, before anything runs), then run the program under mocks."""
+    from gpu_dra.core.loader import build_stack, stack_values
+
     values, located = stack_values(root, stack)
     build_stack(root, stack, values, located)
     from gpu_dra.cli.offline import run_program  # imports Pulumi: only for the verbs that run the program
 
     return run_program(root, stack, values)
-
-
-# --------------------------------------------------------------------------------------------- manifests
-
-
-def _integral(value: Any) -> Any:
-    """The engine sends every number as a float; manifests are written with the integers users wrote."""
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, dict):
-        return {k: _integral(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_integral(v) for v in value]
-    return value
-
-
-def kubernetes_objects(run: Any) -> list[dict[str, Any]]:
-    objects = []
-    for resource in run.resources:
-        if resource.type.startswith("kubernetes:") and resource.custom and "kind" in resource.inputs:
-            objects.append(_integral(resource.inputs))
-    return objects
-
-
-class _BlockDumper(yaml.SafeDumper):
-    """Multi-line strings (CEL expressions) as `|` blocks, the way people write them."""
-
-
-_BlockDumper.add_representer(str, lambda dumper, text: dumper.represent_scalar(
-    "tag:yaml.org,2002:str", text, style="|" if "\n" in text else None))
-
-
-def dump_yaml(data: Any) -> str:
-    return yaml.dump(data, Dumper=_BlockDumper, sort_keys=False)
-
-
-def write_manifests(objects: list[dict[str, Any]], out: Path) -> list[Path]:
-    """One YAML file per object under `out/<namespace or _cluster>/`, replacing what a previous run wrote."""
-    if out.exists():
-        for old in sorted(out.rglob("*.yaml"), reverse=True):
-            old.unlink()
-    written = []
-    for obj in objects:
-        meta = obj.get("metadata", {})
-        folder = out / (meta.get("namespace") or "_cluster")
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder / f"{obj['kind'].lower()}-{meta['name']}.yaml"
-        ordered = {k: obj[k] for k in ("apiVersion", "kind", "metadata", "spec") if k in obj}
-        path.write_text(dump_yaml(ordered), encoding="utf-8")
-        written.append(path)
-    return written
 
 
 # --------------------------------------------------------------------------------------------- verbs
@@ -121,11 +75,20 @@ def _tree_lines(run: Any) -> list[str]:
     return lines
 
 
+def _write(run: Any, out: Path) -> list[Path]:
+    from gpu_dra.cli.manifest_files import OutputError, kubernetes_objects, write_manifests
+
+    try:
+        return write_manifests(kubernetes_objects(run), out)
+    except OutputError as error:
+        raise UsageError(str(error)) from None
+
+
 def cmd_preview(args: argparse.Namespace) -> int:
     root = _root(args)
     run = _run(root, args.stack)
     out = Path(args.out).resolve() if args.out else root / "build" / args.stack
-    written = write_manifests(kubernetes_objects(run), out)
+    written = _write(run, out)
     if args.format == "json":
         print(json.dumps({"stack": args.stack, "resources": [
             {"type": r.type, "name": r.name, "urn": r.urn, "parent": r.parent or None, "protect": r.protect,
@@ -155,7 +118,7 @@ def cmd_render(args: argparse.Namespace) -> int:
     root = _root(args)
     run = _run(root, args.stack)
     out = Path(args.out).resolve()
-    for path in write_manifests(kubernetes_objects(run), out):
+    for path in _write(run, out):
         print(_shown(path, Path.cwd()))
     return EXIT_OK
 
@@ -208,6 +171,8 @@ def cmd_lint(args: argparse.Namespace) -> int:
 
 
 def _print_lint(objects: list[Any], findings: list[Any], counts: dict[str, int], fixer: Any) -> None:
+    from gpu_dra.cli.manifest_files import dump_yaml
+
     if not objects:
         print("no DeviceClass, ResourceClaim or ResourceClaimTemplate found")
         return
@@ -228,8 +193,9 @@ def _print_lint(objects: list[Any], findings: list[Any], counts: dict[str, int],
     print(f"{len(objects)} object(s): {counts['error']} error(s), {counts['warning']} warning(s)")
 
 
-def _read_inputs(paths: list[str]) -> list[tuple[str, list[Any]]]:
-    """(display name, parsed documents) per path; `-` is stdin. Unreadable or malformed input: exit 2."""
+def _read_inputs(paths: list[str], lines: bool = True) -> list[tuple[str, list[Any]]]:
+    """(display name, parsed documents) per path; `-` is stdin. Unreadable or malformed input: exit 2.
+    `lines=False` for dumps no finding points into (fleet-sized ResourceSlice lists parse 8 times faster)."""
     from gpu_dra.core.yamlsource import parse_documents
 
     inputs = []
@@ -239,7 +205,7 @@ def _read_inputs(paths: list[str]) -> list[tuple[str, list[Any]]]:
             text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as error:
             raise UsageError(f"{name}: cannot read: {getattr(error, 'strerror', None) or error}") from None
-        inputs.append((name, parse_documents(text, name)))
+        inputs.append((name, parse_documents(text, name, lines=lines)))
     return inputs
 
 
@@ -250,7 +216,7 @@ def _gather(args: argparse.Namespace) -> tuple[Any, list[dict[str, Any]], str]:
     from gpu_dra.core.inventory import InventoryError
     from gpu_dra.core.yamlsource import Located
 
-    sources: list[tuple[str, list[Any]]] = _read_inputs(args.paths)
+    sources: list[tuple[str, list[Any]]] = _read_inputs(args.paths, lines=False)
     origins = list(args.paths)
     notes: list[str] = []
     if args.cluster:
@@ -276,6 +242,8 @@ def _gather(args: argparse.Namespace) -> tuple[Any, list[dict[str, Any]], str]:
     _validate_objects(objects)
     origin = ", ".join(origins)
     if args.stack:
+        from gpu_dra.core.loader import load_stack
+
         stack = load_stack(_root(args), args.stack)
         objects += manifests.stack_device_classes(stack)
         objects += [manifests.claim_template(team, t) for team in stack.teams for t in team.claim_templates]
@@ -315,7 +283,7 @@ def cmd_inventory(args: argparse.Namespace) -> int:
         print(json.dumps({"source": origin, "notes": devices.notes, "nodes": [
             {"name": node, "devices": [{"driver": d.driver, "pool": d.pool, "name": d.name,
                                         "attributes": d.attributes, "capacity": d.capacity} for d in items]}
-            for node, items in sorted(by_node.items())]}, indent=2))
+            for node, items in sorted(by_node.items())]}, separators=(",", ":")))
         return EXIT_OK
     print(f"Inventory from {origin}: {len(by_node)} node(s), {len(devices.devices)} device(s)")
     for note in devices.notes:
@@ -348,7 +316,13 @@ def cmd_inventory(args: argparse.Namespace) -> int:
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
-    from gpu_dra.core.explain import Explainer, claims_from_objects, classes_from_objects, in_use_from_claims
+    from gpu_dra.core.explain import (
+        EXAMPLES,
+        Explainer,
+        claims_from_objects,
+        classes_from_objects,
+        in_use_from_claims,
+    )
 
     devices, objects, origin = _gather(args)
     claims = claims_from_objects(objects)
@@ -362,7 +336,9 @@ def cmd_explain(args: argparse.Namespace) -> int:
     in_use = in_use_from_claims(objects)
     reports = [explainer.explain(claim, devices, in_use) for claim in claims]
     if args.format == "json":
-        print(json.dumps({"source": origin, "claims": [r.as_dict() for r in reports]}, indent=2))
+        examples = None if args.all_devices else EXAMPLES
+        print(json.dumps({"source": origin, "claims": [r.as_dict(examples) for r in reports]},
+                         separators=(",", ":")))
     else:
         print(f"Devices from {origin}: {len(devices.nodes())} node(s), {len(devices.devices)} device(s)\n")
         for report in reports:
@@ -398,28 +374,36 @@ def cmd_logs(args: argparse.Namespace) -> int:
         stream = sys.stdin if name == "-" else open(name, encoding="utf-8", errors="replace")  # noqa: SIM115
     except OSError as error:
         raise UsageError(f"{name}: cannot read: {error.strerror}") from None
+    if args.pod:
+        print(f"pod {args.pod}")
     with stream:
-        report = schedlogs.parse(stream)
-    groups = report.by_pod()
-    print(f"{len(report.lines)} DRA line(s) of {report.scanned} read, {len(groups)} pod(s)")
-    for pod, lines in groups.items():
-        claims = sorted({c for line in lines for c in line.claims})
-        print(f"\npod {pod}" + (f" (claims: {', '.join(claims)})" if claims else ""))
-        for line in lines:
-            detail = " ".join(f"{k}={v}" for k, v in line.fields.items() if k not in ("pod",))
-            print(f"  {line.number:6d} {line.caller:28} {line.message}" + (f"  {detail}" if detail else ""))
-        reason = report.final_reason(lines)
-        if reason:
-            print(f"  => {reason}")
+        report = schedlogs.scan(stream, args.pod, _print_log_line if args.pod else None)
+    print(f"{report.kept} DRA line(s) of {report.scanned} read, {len(report.pods)} pod(s)")
+    for pod in report.pods.values():
+        if not args.pod:
+            claims = ", ".join(sorted(pod.claims))
+            print(f"\npod {pod.pod}" + (f" (claims: {claims})" if claims else ""))
+            if pod.count > len(pod.recent):
+                print(f"  ... {pod.count - len(pod.recent)} earlier line(s); `--pod {pod.pod}` shows all "
+                      f"{pod.count}")
+            for line in pod.recent:
+                _print_log_line(line)
+        if pod.reason:
+            print(f"  => {pod.reason}")
     hint = report.verbosity_hint()
     if hint:
         print(f"\nnote: {hint}")
     return EXIT_OK
 
 
+def _print_log_line(line: Any) -> None:
+    detail = " ".join(f"{k}={v}" for k, v in line.fields.items() if k != "pod")
+    print(f"  {line.number:6d} {line.caller:28} {line.message}" + (f"  {detail}" if detail else ""))
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     from gpu_dra.cli import check
-    from gpu_dra.core.loader import available_stacks
+    from gpu_dra.core.loader import available_stacks, load_stack
     from gpu_dra.core.policy import MANDATORY
 
     root = _root(args)
@@ -455,6 +439,11 @@ def _cluster_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--context", help="kubeconfig context for --cluster (default: current)")
 
 
+OUT_HELP = ("one YAML file per object under <namespace>/ or _cluster/. gpu-dra lists what it wrote in "
+            "<folder>/.gpu-dra-files and on the next run replaces and prunes only those files; it never deletes or "
+            "overwrites a file of yours, and stops before writing anything if one is in the way")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="gpu-dra", description="GPU scheduling on EKS with Kubernetes DRA.")
     parser.add_argument("--version", action="version", version=f"gpu-dra {__version__}")
@@ -465,12 +454,12 @@ def build_parser() -> argparse.ArgumentParser:
     preview = verbs.add_parser("preview", help="run the program offline under Pulumi mocks; print the resources")
     preview.add_argument("--stack", default="dev", help="stack name (stacks/Pulumi.<stack>.yaml; default dev)")
     preview.add_argument("--format", choices=["text", "json"], default="text")
-    preview.add_argument("--out", help="where to write the Kubernetes manifests (default build/<stack>)")
+    preview.add_argument("--out", help=f"folder for the Kubernetes manifests (default build/<stack>); {OUT_HELP}")
     preview.set_defaults(func=cmd_preview)
 
     render = verbs.add_parser("render", help="write the stack's Kubernetes objects as YAML, nothing else")
     render.add_argument("--stack", required=True)
-    render.add_argument("--out", required=True, help="output directory")
+    render.add_argument("--out", required=True, help=f"folder for the manifests; {OUT_HELP}")
     render.set_defaults(func=cmd_render)
 
     lint = verbs.add_parser("lint", help="check DeviceClass/ResourceClaim(Template) YAML offline: schema, CEL, "
@@ -508,11 +497,16 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("--claim", help="only this claim or template (name or namespace/name)")
     _cluster_options(explain)
     explain.add_argument("--verbose", action="store_true", help="list more devices per reason")
+    explain.add_argument("--all-devices", action="store_true",
+                         help="JSON: list every matching and rejected device (default: each count and the first 5)")
     explain.add_argument("--format", choices=["text", "json"], default="text")
     explain.set_defaults(func=cmd_explain)
 
     logs = verbs.add_parser("logs", help="kube-scheduler DRA log lines per pod and claim, with the final reason")
     logs.add_argument("path", nargs="?", metavar="FILE", help="kube-scheduler log (klog text or JSON); - for stdin")
+    logs.add_argument("--pod", metavar="NAMESPACE/NAME",
+                      help="every DRA line of this pod, as it is read (default: per pod the last "
+                           "20 lines, the claims and the final reason)")
     logs.set_defaults(func=cmd_logs)
 
     schema = verbs.add_parser("schema", help="print the JSON Schema of stack or team files, for editors")

@@ -22,6 +22,8 @@ from gpu_dra.core.cel.lexer import device_lookups, tokenize
 from gpu_dra.core.inventory import ALL_NODES, Device, Inventory
 from gpu_dra.core.manifest_lint import REQUEST_FIELDS
 
+EXAMPLES = 5  # devices shown per reason in JSON reports unless every device is asked for
+
 
 @dataclass(frozen=True)
 class Claim:
@@ -50,16 +52,22 @@ class ClaimReport:
     reason: str = ""
     solution: tuple[str, list[Allocation]] | None = None
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self, examples: int | None = EXAMPLES) -> dict[str, Any]:
+        """The report as JSON data: per request the matching devices and each rejection reason with its count and
+        the first `examples` devices (None: every device; a 1,000-node fleet has 800,000 such entries)."""
+        def devices(items: list[Device]) -> dict[str, Any]:
+            shown = items if examples is None else items[:examples]
+            return {"count": len(items), "devices": [{"node": d.node, "driver": d.driver, "pool": d.pool,
+                                                      "device": d.name} for d in shown]}
+
         return {
             "claim": self.claim, "allocatable": self.allocatable, "nodes": self.nodes, "errors": self.errors,
             "reason": self.reason,
             "requests": [{
                 "name": r.name,
-                "matching": [{"node": d.node, "driver": d.driver, "pool": d.pool, "device": d.name}
-                             for d in r.matching],
-                "rejected": [{"node": d.node, "device": d.name, "reason": reason}
-                             for reason, devices in r.rejected.items() for d in devices],
+                "matching": devices(r.matching),
+                "rejected": [{"reason": reason, **devices(items)}
+                             for reason, items in sorted(r.rejected.items(), key=lambda item: -len(item[1]))],
             } for r in self.requests],
             "solution": None if self.solution is None else {
                 "node": self.solution[0],
@@ -73,15 +81,14 @@ class Explainer:
 
     def __init__(self, classes: Mapping[str, list[str]], consumable_capacity: bool = True):
         """`consumable_capacity` defaults on: the scheduler compiles stored selectors with every field declared
-        (StoredExpressions, kubernetes-dra.md section 3); the API server decides what may be stored."""
+        (StoredExpressions, kubernetes/dynamic-resource-allocation@v0.34.0:cel/cache.go;
+        docs/sources.md#cel-environment); the API server decides what may be stored."""
         self.classes = {**nvidia.CHART_CLASS_SELECTORS, **classes}
         self.consumable_capacity = consumable_capacity
         self._compiled: dict[str, CompiledSelector | CompileError] = {}
         self._results: dict[tuple[str, Any], tuple[bool, str | None]] = {}
         self._specs: dict[tuple[str, ...], tuple[tuple[str, str, str | None], ...] | None] = {}
-        self._grouping: dict[Any, list[list[Device]]] = {}
-        self._looks: dict[Any, dict[int, Any]] = {}
-        self._nothing_in_use: Mapping[Any, str] = {}
+        self._fleets: dict[int, _Fleet] = {}
         self._broken: dict[int, bool] = {}
 
     # ------------------------------------------------------------------------------------------- evaluation
@@ -125,16 +132,22 @@ class Explainer:
         return (device.driver, device.allow_multiple_allocations, broken,
                 tuple(_project(device, field) for field in spec))
 
+    def _fleet(self, inventory: Inventory) -> _Fleet:
+        fleet = self._fleets.get(id(inventory))
+        if fleet is None or fleet.inventory is not inventory:
+            fleet = self._fleets[id(inventory)] = _Fleet(inventory)
+        return fleet
+
     def _groups(self, expressions: list[str], inventory: Inventory) -> list[list[Device]]:
         """The inventory's devices grouped by what these expressions can see: one evaluation per group."""
         spec = self._spec(expressions)
-        cache_key = (spec, id(inventory))
-        if cache_key not in self._grouping:
+        fleet = self._fleet(inventory)
+        if spec not in fleet.grouping:
             groups: dict[Any, list[Device]] = {}
             for device in inventory.devices:
                 groups.setdefault(self._device_key(device, spec), []).append(device)
-            self._grouping[cache_key] = list(groups.values())
-        return self._grouping[cache_key]
+            fleet.grouping[spec] = list(groups.values())
+        return fleet.grouping[spec]
 
     def _failing_term(self, expression: str, device: Device) -> str | None:
         """Describe the first top-level `&&` term that is false on the device, in the user's words."""
@@ -167,11 +180,9 @@ class Explainer:
             report.errors.append(claim.problem)
             report.reason = claim.problem
             return report
-        in_use = in_use or self._nothing_in_use  # one object, so per-device caches carry across claims
-        if claim.name in in_use.values():  # its own allocation does not block it
-            in_use = {key: owner for key, owner in in_use.items() if owner != claim.name}
+        in_use = {key: owner for key, owner in (in_use or {}).items() if owner != claim.name}  # its own: not busy
         requests = list(claim.devices.get("requests") or [])
-        choices_by_request: list[tuple[str, list[tuple[Choice, list[Device]]]]] = []
+        choices_by_request: list[tuple[str, list[tuple[Choice, Any]]]] = []
         for request in requests:
             name = request.get("name", "?")
             alternatives = ([(alt.get("name", "?"), alt) for alt in request["firstAvailable"]]
@@ -186,7 +197,9 @@ class Explainer:
                     report.errors.append(f"request {label}: device class {class_name} does not exist")
                     continue
                 selectors = [s.get("cel", {}).get("expression", "") for s in spec.get("selectors") or []]
-                for group in self._groups([*self.classes[class_name], *selectors], inventory):
+                expressions = [*self.classes[class_name], *selectors]
+                passing = []
+                for index, group in enumerate(self._groups(expressions, inventory)):
                     passes, reason, fatal = self._judge(group[0], class_name, selectors, claim.name)
                     if fatal:
                         if fatal not in report.errors:
@@ -194,12 +207,13 @@ class Explainer:
                         request_report.rejected.setdefault(f"aborts the claim: {fatal}", []).extend(group)
                     elif passes:
                         request_report.matching.extend(group)
+                        passing.append(index)
                     else:
                         request_report.rejected.setdefault(reason or "no match", []).extend(group)
                 mode = spec.get("allocationMode", "ExactCount")
                 choice = Choice(subrequest, mode, int(spec.get("count", 1) or 1), (),
                                 bool(spec.get("adminAccess")))
-                choices.append((choice, request_report.matching))
+                choices.append((choice, (self._spec(expressions), tuple(passing))))
             choices_by_request.append((name, choices))
         if report.errors:
             report.reason = report.errors[0] + (" (a CEL runtime error on any device aborts the whole claim)"
@@ -215,45 +229,73 @@ class Explainer:
                 report.reason = _constraint_reason(constraints, report.requests, unconstrained.nodes[0])
         return report
 
-    def _simulate(self, report: ClaimReport, choices_by_request: list[tuple[str, list[tuple[Choice, list[Device]]]]],
+    def _simulate(self, report: ClaimReport, choices_by_request: list[tuple[str, list[tuple[Choice, Any]]]],
                   constraints: list[Constraint], inventory: Inventory, in_use: Mapping[Any, str]) -> None:
-        attributes = [c.match_attribute or c.distinct_attribute or "" for c in constraints]
-        by_node: list[tuple[str, list[tuple[Choice, dict[str, list[Device]]]]]] = []
-        for name, choices in choices_by_request:
-            indexed = []
-            for choice, matching in choices:
-                nodes: dict[str, list[Device]] = defaultdict(list)
-                for device in matching:
-                    nodes[device.node].append(device)
-                indexed.append((choice, nodes))
-            by_node.append((name, indexed))
+        """Allocate on every node; nodes whose candidates look alike to the allocator are decided once."""
+        fleet = self._fleet(inventory)
+        attributes = tuple(c.match_attribute or c.distinct_attribute or "" for c in constraints)
+        busy = frozenset(in_use)
+        per_choice = [[(choice, fleet.candidates(matching), fleet.looks(matching, attributes, busy, in_use))
+                       for choice, matching in choices] for _, choices in choices_by_request]
 
-        # What allocation depends on, per device: use by other claims and the constrained attributes.
-        looks = self._looks.setdefault((tuple(attributes), id(in_use)), {})  # callers keep in_use alive
-
-        def look(device: Device) -> Any:
-            found = looks.get(id(device))
-            if found is None:
-                found = looks[id(device)] = (in_use.get((device.driver, device.pool, device.name), False),
-                                             *(device.typed_attribute(a) for a in attributes))
-            return found
+        def on(node: str) -> list[tuple[str, list[Choice]]]:
+            return [(name, [Choice(c.subrequest, c.mode, c.count, candidates.get(node, ()), c.admin_access)
+                            for c, candidates, _ in indexed])
+                    for (name, _), indexed in zip(choices_by_request, per_choice, strict=True)]
 
         outcomes: dict[Any, bool] = {}
-        for node in inventory.nodes():
-            per_request = [(name, [Choice(c.subrequest, c.mode, c.count,
-                                          (*nodes.get(node, ()), *nodes.get(ALL_NODES, ())), c.admin_access)
-                                   for c, nodes in indexed]) for name, indexed in by_node]
-            # Nodes whose candidates look alike have the same outcome: decide it once.
-            signature = tuple(tuple(tuple(map(look, c.candidates)) for c in choices) for _, choices in per_request)
-            if signature not in outcomes:
-                outcomes[signature] = allocate(per_request, constraints, in_use) is not None
-            if outcomes[signature]:
+        for node in fleet.nodes:
+            signature = tuple(tuple(looks.get(node, ()) for _, _, looks in indexed) for indexed in per_choice)
+            allocatable = outcomes.get(signature)
+            if allocatable is None:
+                allocatable = outcomes[signature] = allocate(on(node), constraints, in_use) is not None
+            if allocatable:
                 report.nodes.append(node)
                 if report.solution is None:
-                    report.solution = (node, allocate(per_request, constraints, in_use) or [])
+                    report.solution = (node, allocate(on(node), constraints, in_use) or [])
         report.allocatable = bool(report.nodes)
         if not report.allocatable:
             report.reason = _unallocatable_reason(report)
+
+
+class _Fleet:
+    """Per-inventory indexes, shared by every claim explained against it: the node list, device groups per
+    selector view, and per set of matching groups the candidates of each node and what allocation sees of them."""
+
+    def __init__(self, inventory: Inventory):
+        self.inventory = inventory  # held, so the id() this is filed under cannot be reused while it lives
+        self.nodes = inventory.nodes()
+        self.grouping: dict[Any, list[list[Device]]] = {}
+        self._candidates: dict[Any, dict[str, tuple[Device, ...]]] = {}
+        self._looks: dict[Any, dict[str, tuple[Any, ...]]] = {}
+
+    def candidates(self, matching: tuple[Any, tuple[int, ...]]) -> dict[str, tuple[Device, ...]]:
+        """node -> the matching devices it can use: its own and those reachable from every node."""
+        found = self._candidates.get(matching)
+        if found is None:
+            spec, passing = matching
+            groups = self.grouping[spec]
+            by_node: dict[str, list[Device]] = defaultdict(list)
+            for index in passing:
+                for device in groups[index]:
+                    by_node[device.node].append(device)
+            everywhere = tuple(by_node.pop(ALL_NODES, ()))
+            found = self._candidates[matching] = {node: (*devices, *everywhere) for node, devices in by_node.items()}
+            if everywhere:
+                found.update({node: everywhere for node in self.nodes if node not in found})
+        return found
+
+    def looks(self, matching: tuple[Any, tuple[int, ...]], attributes: tuple[str, ...], busy: frozenset[Any],
+              in_use: Mapping[Any, str]) -> dict[str, tuple[Any, ...]]:
+        """node -> per candidate (in use elsewhere, the constrained attributes): all allocation depends on."""
+        key = (matching, attributes, busy)
+        found = self._looks.get(key)
+        if found is None:
+            found = self._looks[key] = {
+                node: tuple((bool(in_use.get((d.driver, d.pool, d.name))), *(d.typed_attribute(a) for a in attributes))
+                            for d in devices)
+                for node, devices in self.candidates(matching).items()}
+        return found
 
 
 def _constraint_reason(constraints: list[Constraint], requests: list[RequestReport], node: str) -> str:

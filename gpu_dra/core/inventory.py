@@ -1,8 +1,9 @@
 """What devices a cluster has: from ResourceSlice dumps, or synthesized from a stack's GPU node groups.
 
 ResourceSlices are read in the v1 shape and the older v1beta1 (`devices[].basic`) and v1beta2 shapes
-(../shared/docs/kubernetes-dra.md section 1). A synthesized fleet puts every DRA node group at its max size with the
-attributes NVIDIA's driver publishes on that instance type (`gpu_dra.core.hardware`, each row sourced).
+(kubernetes/api@v0.34.0 resource/v1, v1beta1 and v1beta2 types.go; docs/sources.md#kubernetes-dra-api). A
+synthesized fleet puts every DRA node group at its max size with the attributes NVIDIA's driver publishes on that
+instance type (`gpu_dra.core.hardware`, each row sourced).
 """
 
 from __future__ import annotations
@@ -164,7 +165,7 @@ def synthesize_groups(groups: list[GroupSpec]) -> Inventory:
                     "cudaComputeCapability": {"version": model.compute_capability},
                     "driverVersion": {"version": SYNTHETIC_DRIVER_VERSION},
                     "cudaDriverVersion": {"version": SYNTHETIC_CUDA_DRIVER_VERSION},
-                    # One PCIe root per GPU, as in the real p5 dump (../shared/fixtures/resourceslices).
+                    # One PCIe root per GPU, as in the real p5 dump (tests/data/resourceslices; NVIDIA/aicr@19edc950).
                     f"{STANDARD_DOMAIN}/pcieRoot": {"string": f"pci0000:{0x44 + 0x11 * g:02x}"},
                 }
                 inventory.devices.append(Device(node=node, driver=DRIVER_NAME, pool=node, name=f"gpu-{g}",

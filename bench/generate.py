@@ -1,0 +1,123 @@
+"""Real-shaped inputs for `make bench`, generated from the vendored real dump so their shape is the driver's.
+
+- `slices(nodes)`: `kubectl get resourceslices -o yaml` of `nodes` p5.48xlarge nodes, each with the real p5 dump's
+  two slices (gpu.nvidia.com with 8 H100s, compute-domain.nvidia.com); every device gets its own uuid and
+  pciBusID, as NVIDIA's driver publishes them, so no two devices look alike.
+- `templates(count)`: ResourceClaimTemplates with memory and product selectors, a third with a matchAttribute
+  constraint (the shape of the stacks' team templates).
+- `scheduler_log(megabytes)`: kube-scheduler klog text at V(5), one scheduling cycle per pod, one cycle in ten a
+  GPU pod whose claim cannot be allocated, in the messages and key=value shape the scheduler writes.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+P5_DUMP = ROOT / "tests" / "data" / "resourceslices" / "h100-80gb-hbm3_eks-p5_v25.12.0.yaml"
+
+
+def _p5_slices() -> list[dict[str, Any]]:
+    return list(yaml.load(P5_DUMP.read_text(), Loader=yaml.CSafeLoader)["items"])
+
+
+def slices(nodes: int) -> dict[str, Any]:
+    """A List of 2 x `nodes` ResourceSlices, node names ip-10-<a>-<b>-<c>.ec2.internal."""
+    real = _p5_slices()
+    real_node = real[0]["spec"]["nodeName"]
+    items = []
+    for n in range(nodes):
+        node = f"ip-10-{n // 65536 % 256}-{n // 256 % 256}-{n % 256}.ec2.internal"
+        for slice_ in real:
+            item = copy.deepcopy(slice_)
+            item["metadata"]["name"] = item["metadata"]["name"].replace(real_node, node)
+            item["metadata"]["generateName"] = item["metadata"]["generateName"].replace(real_node, node)
+            item["metadata"]["ownerReferences"][0]["name"] = node
+            item["metadata"]["uid"] = f"{n:08x}-0000-4000-8000-{len(items):012x}"
+            item["spec"]["nodeName"] = node
+            item["spec"]["pool"]["name"] = node
+            for g, device in enumerate(item["spec"]["devices"]):
+                attributes = device["attributes"]
+                if "uuid" in attributes:
+                    attributes["uuid"] = {"string": f"GPU-{n:08x}-{g:04x}-4000-8000-{n * 8 + g:012x}"}
+                    attributes["resource.kubernetes.io/pciBusID"] = {"string": f"{n % 65536:04x}:{0x53 + g:02x}:00.0"}
+            items.append(item)
+    return {"apiVersion": "v1", "items": items, "kind": "List", "metadata": {"resourceVersion": ""}}
+
+
+def templates(count: int) -> list[dict[str, Any]]:
+    out = []
+    for i in range(count):
+        selector = (f"device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('{20 + i % 60}Gi')) >= 0 && "
+                    "device.attributes['gpu.nvidia.com'].productName.matches('H100|A100')")
+        spec: dict[str, Any] = {"devices": {"requests": [{"name": "gpu", "exactly": {
+            "deviceClassName": "gpu.nvidia.com", "count": 1 + i % 8,
+            "selectors": [{"cel": {"expression": selector}}]}}]}}
+        if i % 3 == 0:
+            spec["devices"]["constraints"] = [{"matchAttribute": "gpu.nvidia.com/productName"}]
+        out.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+                    "metadata": {"name": f"t{i:04d}", "namespace": f"team-{i % 10}"}, "spec": {"spec": spec}})
+    return out
+
+
+# One scheduling cycle per pod: most pods need no GPU; one cycle in ten is a GPU pod whose claim cannot be
+# allocated (the same 500 pods retried), logged as kube-scheduler v1.34 logs it at V(5).
+_CPU_CYCLE = (
+    'I1201 10:{m:02d}:{s:02d}.{us:06d}       1 schedule_one.go:98] "Attempting to schedule pod" pod="web/front-{n}"\n'
+    'I1201 10:{m:02d}:{s:02d}.{us:06d}       1 schedule_one.go:314] "Successfully bound pod to node" '
+    'pod="web/front-{n}" node="ip-10-0-{a}-{b}.ec2.internal" evaluatedNodes=1000 feasibleNodes=412\n')
+_GPU_CYCLE = (
+    'I1201 10:{m:02d}:{s:02d}.{us:06d}       1 schedule_one.go:98] "Attempting to schedule pod" pod="ml/train-{p}"\n'
+    'I1201 10:{m:02d}:{s:02d}.{us:06d}       1 dynamicresources.go:420] "pod resource claims" pod="ml/train-{p}" '
+    'resourceclaims=["ml/train-{p}-gpu"]\n'
+    'I1201 10:{m:02d}:{s:02d}.{us:06d}       1 allocator.go:180] "Starting allocation" numClaims=1\n'
+    'I1201 10:{m:02d}:{s:02d}.{us:06d}       1 allocator.go:250] "Done with allocation" success=false err=null\n'
+    'I1201 10:{m:02d}:{s:02d}.{us:06d}       1 schedule_one.go:1050] "Unable to schedule pod; no fit; waiting" '
+    'pod="ml/train-{p}" err="0/1000 nodes are available: 1000 cannot allocate all claims."\n')
+
+
+def scheduler_log(megabytes: int) -> str:
+    cycles: list[str] = []
+    size = 0
+    n = 0
+    while size < megabytes * 1_000_000:
+        values = {"m": n // 60_000_000 % 60, "s": n // 1_000_000 % 60, "us": n % 1_000_000, "n": n,
+                  "p": n // 10 % 500, "a": n // 256 % 256, "b": n % 256}
+        text = (_GPU_CYCLE if n % 10 == 9 else _CPU_CYCLE).format(**values)
+        cycles.append(text)
+        size += len(text)
+        n += 1
+    return "".join(cycles)
+
+
+def write(folder: Path, nodes: int = 1000, template_count: int = 100, lint_templates: int = 500,
+          log_megabytes: int = 200) -> dict[str, Path]:
+    """The bench inputs under `folder`: slices-<nodes>.yaml and .json, templates, lint templates, a log."""
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = {}
+    dump = slices(nodes)
+    paths["slices"] = folder / f"slices-{nodes}.yaml"
+    paths["slices"].write_text(yaml.dump(dump, Dumper=yaml.CSafeDumper, default_flow_style=False))
+    paths["slices_json"] = folder / f"slices-{nodes}.json"
+    paths["slices_json"].write_text(json.dumps(dump, indent=4))
+    paths["templates"] = folder / f"templates-{template_count}.yaml"
+    paths["templates"].write_text(yaml.dump_all(templates(template_count), Dumper=yaml.CSafeDumper))
+    paths["lint"] = folder / f"templates-{lint_templates}.yaml"
+    paths["lint"].write_text(yaml.dump_all(templates(lint_templates), Dumper=yaml.CSafeDumper))
+    if log_megabytes:
+        paths["log"] = folder / f"scheduler-{log_megabytes}mb.log"
+        paths["log"].write_text(scheduler_log(log_megabytes))
+    return paths
+
+
+if __name__ == "__main__":
+    target = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "build" / "bench"
+    nodes = int(sys.argv[2]) if len(sys.argv) > 2 else 1000
+    for name, path in write(target, nodes).items():
+        print(f"{name}: {path}")
