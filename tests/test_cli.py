@@ -57,8 +57,13 @@ def test_bad_config_exits_2_with_file_and_key_and_no_traceback(project: Project)
     project.edit_stack("prod", break_it)
     result = gpu_dra("--project-dir", str(project.root), "preview", "--stack", "prod")
     assert result.returncode == 2
-    assert "stacks/Pulumi.prod.yaml: gpu-dra:nodeGroups[1].scaling.max: must be >= scaling.min (4)" in result.stderr
-    assert "gpu-dra:nodeGroups[0].scalng: unknown key; did you mean 'scaling'?" in result.stderr
+    lines = (project.root / "stacks/Pulumi.prod.yaml").read_text().splitlines()
+    misspelt = next(n for n, text in enumerate(lines, 1) if "scalng" in text)
+    below_min = next(n for n, text in enumerate(lines, 1) if "max: 2" in text)
+    assert (f"stacks/Pulumi.prod.yaml:{below_min}: gpu-dra:nodeGroups[1].scaling.max: must be >= scaling.min (4)"
+            in result.stderr.splitlines())
+    assert f"stacks/Pulumi.prod.yaml:{misspelt}: gpu-dra:nodeGroups[0].scalng: unknown key; did you mean 'scaling'?" \
+        in result.stderr
     assert "Traceback" not in result.stderr and result.stdout == ""
 
 
@@ -66,14 +71,15 @@ def test_program_itself_rejects_bad_config_before_registering(project: Project) 
     """Under `pulumi up` the program validates too: exit 2 and the same message, nothing registered."""
     from gpu_dra.core.loader import stack_values
 
-    values, _ = stack_values(project.root, "dev")
+    values, located = stack_values(project.root, "dev")
     values["gpu-dra:nodeGroups"][0]["diskSize"] = 10
+    line = located.line(("config", "gpu-dra:nodeGroups", 0, "diskSize"))
     script = ("import json, sys; from pathlib import Path; from gpu_dra.cli.offline import run_program; "
               f"run = run_program(Path({str(project.root)!r}), 'dev', json.loads(sys.argv[1])); "
               "print(len(run.resources))")
     result = subprocess.run([sys.executable, "-c", script, json.dumps(values)], capture_output=True, text=True,
                             timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
-    assert "stacks/Pulumi.dev.yaml: gpu-dra:nodeGroups[0].diskSize: must be >= 100 (got 10)" in result.stderr
+    assert f"stacks/Pulumi.dev.yaml:{line}: gpu-dra:nodeGroups[0].diskSize: must be >= 100 (got 10)" in result.stderr
     assert result.returncode == 2
     assert result.stdout == ""  # the resource count is never printed: the run stopped first
 
@@ -109,3 +115,12 @@ def test_configuration_reference_is_current() -> None:
 
     committed = (ROOT / "docs" / "configuration.md").read_text()
     assert committed == configuration_markdown(ROOT) + "\n", "run `make docs`"
+
+
+def test_check_all_stacks_reports_every_stacks_config_mistakes(project: Project) -> None:
+    project.edit_stack("dev", lambda config: config["gpu-dra:cluster"].update(regoin="x"))
+    project.edit_stack("prod", lambda config: config["gpu-dra:cluster"].update(nmae="x"))
+    result = gpu_dra("--project-dir", str(project.root), "check", "--all-stacks")
+    assert result.returncode == 2
+    assert "stacks/Pulumi.dev.yaml" in result.stderr and "regoin" in result.stderr
+    assert "stacks/Pulumi.prod.yaml" in result.stderr and "nmae" in result.stderr

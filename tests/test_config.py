@@ -8,7 +8,7 @@ import pytest
 
 from gpu_dra.core.config import Environment
 from gpu_dra.core.loader import load_stack
-from gpu_dra.core.problems import ConfigError
+from gpu_dra.core.problems import ConfigError, Problem
 
 from .conftest import ROOT, STACKS, Project
 
@@ -51,10 +51,17 @@ def _set(path: list[Any], value: Any):
     return change
 
 
-def _problems(project: Project, stack: str = "prod") -> list[str]:
+def _problems_of(project: Project, stack: str) -> list[Problem]:
     with pytest.raises(ConfigError) as caught:
         load_stack(project.root, stack)
-    return [str(p) for p in caught.value.problems]
+    return caught.value.problems
+
+
+def _problems(project: Project, stack: str = "prod") -> list[str]:
+    """`file: key: message` of every problem, each of which must carry the line of its key (or nearest parent)."""
+    problems = _problems_of(project, stack)
+    assert all(p.line is not None for p in problems if p.path), [p for p in problems if p.line is None]
+    return [f"{p.file}: {p.path}: {p.message}" if p.path else f"{p.file}: {p.message}" for p in problems]
 
 
 STACK_MISTAKES = [
@@ -98,7 +105,8 @@ STACK_MISTAKES = [
      [{"extendedResourceName": "nvidia.com/gpu-h200", "deviceClass": "gpu-h200"}],
      "gpu-dra:legacyMappings[0].deviceClass: 'gpu-h200' is not declared in gpu-dra:deviceClasses"),
     ("unknown-team", ["gpu-dra:teams", "finance"], {},
-     "stacks/teams/finance.yaml: no team file for team 'finance'"),
+     "stacks/Pulumi.prod.yaml: gpu-dra:teams.finance: no team file stacks/teams/finance.yaml; create it, or host one "
+     "of the teams that have a file: inference, ops, research, training"),
     ("driver-in-default-namespace", ["gpu-dra:draDriver", "namespace"], "default",
      "gpu-dra:draDriver.namespace: the chart refuses the default namespace"),
     ("driver-version-range", ["gpu-dra:draDriver", "version"], "^0.4",
@@ -127,7 +135,8 @@ TEAM_MISTAKES = [
     ("misspelt-team-key", ["claimTemplate"], [],
      "stacks/teams/training.yaml: claimTemplate: unknown key; did you mean 'claimTemplates'?"),
     ("admin-access-not-admin", ["claimTemplates", 0, "requests", 0, "adminAccess"], True,
-     "stacks/teams/training.yaml: admin: template h100-x8 uses adminAccess; only teams with admin: true"),
+     "stacks/teams/training.yaml: claimTemplates[0].requests[0].adminAccess: template h100-x8 uses adminAccess; "
+     "only teams with admin: true"),
     ("constraint-on-unknown-request", ["claimTemplates", 1, "constraints", 0, "requests"], ["gpu"],
      "claimTemplates[1].constraints: 'gpu' is not a request of this template"),
     ("name-does-not-match-file", ["name"], "trainers",
@@ -147,12 +156,75 @@ def test_team_mistake_is_named(project: Project, path: list[Any], value: Any, ex
 
 
 def test_every_problem_is_reported_at_once(project: Project) -> None:
-    project.edit_stack("prod", _set(["gpu-dra:nodeGroups", 0, "diskSze"], 1))
-    project.edit_stack("prod", _set(["gpu-dra:environment"], "qa"))
+    """Moving prod to an existing cluster with a few slips: one run names every mistake of the stack file and of
+    the team files it hosts, each at its line, including rules that read only the keys that are valid."""
+    def to_existing(config: dict[str, Any]) -> None:
+        config["gpu-dra:environment"] = "qa"
+        config["gpu-dra:nodeGroups"][0]["diskSze"] = 300
+        config["gpu-dra:cluster"]["platform"] = "existing"  # region, networking, accessEntries left behind
+        config["gpu-dra:cluster"]["featureGates"] = {"NotAGate": True}
+        config["gpu-dra:deviceClasses"][0]["name"] = "gpu.nvidia.com"
+    project.edit_stack("prod", to_existing)
     project.edit("stacks/teams/inference.yaml", _set(["quota", "claims"], -1))
-    problems = _problems(project)
-    assert len(problems) == 2  # the stack file's two; team files are read once the stack file is valid
-    assert all(p.startswith("stacks/Pulumi.prod.yaml: ") for p in problems)
+    project.edit("stacks/teams/training.yaml", _set(["claimTemplate"], []))
+    problems = _problems_of(project, "prod")
+    stack, inference, training = "stacks/Pulumi.prod.yaml", "stacks/teams/inference.yaml", "stacks/teams/training.yaml"
+    expected = {  # (file, key path): text of the line the problem must point at
+        (stack, "gpu-dra:environment"): "gpu-dra:environment: qa",
+        (stack, "gpu-dra:nodeGroups[0].diskSze"): "diskSze: 300",
+        (stack, "gpu-dra:cluster.region"): "region: us-east-1",
+        (stack, "gpu-dra:cluster.networking"): "networking:",
+        (stack, "gpu-dra:cluster.accessEntries"): "accessEntries:",
+        (stack, "gpu-dra:cluster.featureGates.NotAGate"): "NotAGate: true",
+        (stack, "gpu-dra:cluster.kubeconfig"): "gpu-dra:cluster:",  # absent: its parent's line
+        (stack, "gpu-dra:deviceClasses[0].name"): "name: gpu.nvidia.com",
+        (inference, "quota.claims"): "claims: -1",
+        (training, "claimTemplate"): "claimTemplate: []",
+    }
+    assert {(p.file, p.path) for p in problems} == set(expected)
+    for problem in problems:
+        text = (project.root / problem.file).read_text().splitlines()
+        assert problem.line is not None and expected[problem.file, problem.path] in text[problem.line - 1], problem
+    assert str(problems[0]).startswith(f"{problems[0].file}:{problems[0].line}: {problems[0].path}: ")
+
+
+def test_unknown_kubernetes_gate_is_named_with_the_known_ones(project: Project) -> None:
+    def gates(config: dict[str, Any]) -> None:
+        config["gpu-dra:cluster"] = {"name": "lab", "platform": "existing", "kubeconfig": {"path": "~/.kube/config"},
+                                     "featureGates": {"NotAGate": True, "DRAAdminAcess": True, "DRAAdminAccess": True}}
+    project.edit_stack("dev", gates)
+    problems = {p.path: p for p in _problems_of(project, "dev")}
+    assert set(problems) == {"gpu-dra:cluster.featureGates.NotAGate", "gpu-dra:cluster.featureGates.DRAAdminAcess"}
+    unknown = problems["gpu-dra:cluster.featureGates.NotAGate"]
+    assert unknown.message.startswith("unknown DRA feature gate; gpu-dra reads only the DRA gates")
+    assert "DynamicResourceAllocation, DRAAdminAccess, DRAPrioritizedList" in unknown.message
+    assert "did you mean 'DRAAdminAccess'?" in problems["gpu-dra:cluster.featureGates.DRAAdminAcess"].message
+    lines = (project.root / "stacks/Pulumi.dev.yaml").read_text().splitlines()
+    assert unknown.line is not None and "NotAGate: true" in lines[unknown.line - 1]
+
+
+def test_gate_missing_from_the_clusters_version_is_named(project: Project) -> None:
+    def gates(config: dict[str, Any]) -> None:
+        config["gpu-dra:cluster"] = {"name": "lab", "platform": "existing", "kubeconfig": {"path": "~/.kube/config"},
+                                     "kubernetesVersion": "1.34", "featureGates": {"DRAListTypeAttributes": True}}
+    project.edit_stack("dev", gates)
+    assert [str(p).split(": ", 1)[1] for p in _problems_of(project, "dev")] == [
+        "gpu-dra:cluster.featureGates.DRAListTypeAttributes: DRAListTypeAttributes does not exist in Kubernetes 1.34 "
+        "(it arrives in 1.36), and components refuse to start with an unknown gate; remove it"]
+
+
+@pytest.mark.parametrize("written,expected", [
+    ('"1.34.2"', '1.34.2 is a patch version; give the minor version ("1.34")'),
+    ('"1.x"', "'1.x' is not a Kubernetes minor version such as \"1.34\""),
+    ("134", '134 is not a Kubernetes minor version such as "1.34" (quote it in YAML)'),
+    ("2.05", '2.05 is not a Kubernetes minor version such as "1.34" (quote it in YAML)'),
+])
+def test_quote_hint_only_for_unquoted_numbers(project: Project, written: str, expected: str) -> None:
+    path = project.root / "stacks/Pulumi.prod.yaml"
+    path.write_text(path.read_text().replace('kubernetesVersion: "1.35"', f"kubernetesVersion: {written}"))
+    messages = [p.message for p in _problems_of(project, "prod")]
+    assert any(m.startswith(expected) for m in messages), messages
+    assert all("quote" not in m for m in messages) == written.startswith('"')
 
 
 def test_problem_carries_the_line(project: Project) -> None:
@@ -166,8 +238,8 @@ def test_problem_carries_the_line(project: Project) -> None:
 
 def test_malformed_yaml_names_file_and_line(project: Project) -> None:
     (project.root / "stacks/teams/inference.yaml").write_text("name: inference\nquota: {claims: 3\n")
-    problems = _problems(project)
-    assert any(p.startswith("stacks/teams/inference.yaml: not valid YAML (line") for p in problems), problems
+    (problem,) = [p for p in _problems_of(project, "prod") if p.file == "stacks/teams/inference.yaml"]
+    assert problem.message.startswith("not valid YAML: ") and problem.line == 3, problem
 
 
 def test_existing_cluster_needs_a_kubeconfig(project: Project) -> None:
@@ -186,6 +258,9 @@ REVIEW_MISTAKES = [
                  "neither declared"),
     ("undeclared-quota-class", "stacks/teams/inference.yaml", ["quota", "devices", "gpu-b200"], 4,
      "stacks/teams/inference.yaml: quota.devices['gpu-b200']: class 'gpu-b200' is not declared"),
+    ("undeclared-class-in-stack-override", "stacks/Pulumi.prod.yaml",
+     ["config", "gpu-dra:teams", "training", "quota", "devices", "gpu-b200"], 4,
+     "stacks/Pulumi.prod.yaml: gpu-dra:teams.training.quota.devices['gpu-b200']: class 'gpu-b200' is not declared"),
     ("forged-admin-label", "stacks/teams/training.yaml", ["namespace", "labels", "resource.kubernetes.io/admin-access"],
      "true", "namespace.labels: resource.kubernetes.io/admin-access is set by gpu-dra for teams with admin: true"),
     ("bad-label-value", "stacks/teams/training.yaml", ["namespace", "labels", "team"], "x" * 70,
@@ -201,7 +276,7 @@ REVIEW_MISTAKES = [
      "gpu-dra:nodeGroups[0].name: 'system' is the CPU node group's name"),
     ("zone-outside-region", "stacks/Pulumi.staging.yaml",
      ["config", "gpu-dra:cluster", "networking", "newVpc", "availabilityZones"], ["us-west-2a", "eu-west-1b"],
-     "gpu-dra:cluster.networking: newVpc.availabilityZones: 'eu-west-1b' is not a zone of us-west-2"),
+     "gpu-dra:cluster.networking.newVpc.availabilityZones: 'eu-west-1b' is not a zone of us-west-2"),
     ("mixed-arch-system-group", "stacks/Pulumi.prod.yaml",
      ["config", "gpu-dra:cluster", "systemNodeGroup", "instanceTypes"], ["m7i.large", "m7g.large"],
      "gpu-dra:cluster.systemNodeGroup.instanceTypes: mixes Graviton (arm64) and x86_64 types"),

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -163,12 +165,12 @@ def test_unreadable_and_malformed_input_exit_2(tmp_path: Path) -> None:
     assert missing.returncode == 2 and "nope.yaml: cannot read" in missing.stderr
     (tmp_path / "bad.yaml").write_text("kind: [")
     malformed = gpu_dra("lint", str(tmp_path / "bad.yaml"))
-    assert malformed.returncode == 2 and "bad.yaml: not valid YAML" in malformed.stderr
+    assert malformed.returncode == 2 and "bad.yaml:2: not valid YAML" in malformed.stderr
     assert "Traceback" not in malformed.stderr
 
 
 def test_repo_stacks_render_lint_clean(tmp_path: Path) -> None:
-    from gpu_dra.cli.main import kubernetes_objects
+    from gpu_dra.cli.manifest_files import kubernetes_objects
     from gpu_dra.core.loader import load_stack
 
     from .test_program import program
@@ -238,3 +240,75 @@ def test_unimplemented_library_is_a_warning_not_an_error() -> None:
         "  extendedResourceName: nvidia.com/mig-1g.10gb\n", "")
     findings = lint_text(text, Target("1.36"))
     assert [(f.rule, f.severity) for f in findings] == [("cel-unsupported", "warning")]
+
+
+def test_api_version_the_target_does_not_serve_says_what_to_use() -> None:
+    result = gpu_dra("lint", "--kubernetes-version", "1.33", "--format", "json",
+                     str(ROOT / "examples" / "claim-pair-same-pcie-root.yaml"))
+    assert result.returncode == 1, result.stderr
+    [finding] = json.loads(result.stdout)["findings"]
+    assert (finding["rule"], finding["path"], finding["line"]) == ("schema", "apiVersion", 1)
+    assert finding["message"] == ("ResourceClaimTemplate resource.k8s.io/v1 is served from Kubernetes 1.34, not by "
+                                  "1.33: use resource.k8s.io/v1beta1, resource.k8s.io/v1beta2 there, or target 1.34+")
+    text = gpu_dra("lint", "--kubernetes-version", "1.33", str(ROOT / "examples" / "claim-pair-same-pcie-root.yaml"))
+    assert "(line None)" not in text.stdout and "apiVersion (line 1)" in text.stdout
+
+
+@pytest.mark.parametrize("head", ["kind: ResourceClaim", "apiVersion: 5\nkind: ResourceClaim"])
+def test_missing_or_odd_api_version_is_a_finding_not_a_crash(tmp_path: Path, head: str) -> None:
+    path = tmp_path / "claim.yaml"
+    path.write_text(f"{head}\nmetadata: {{name: c}}\nspec: {{}}\n")
+    result = gpu_dra("lint", "--format", "json", str(path))
+    assert result.returncode == 1, result.stderr
+    [finding] = json.loads(result.stdout)["findings"]
+    assert finding["path"] == "apiVersion" and finding["line"] == 1
+    assert finding["message"].startswith("apiVersion must be a string such as resource.k8s.io/v1")
+
+
+SCHEMA_CASES = [  # (object, Kubernetes version, strict)
+    ({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+      "metadata": {"name": "t", "labels": {"a": 1}},
+      "spec": {"spec": {"devices": {"requests": [{"name": "g", "exactly": {"deviceClassName": "x", "count": "2"}}],
+                                    "bogus": 1}}}}, "1.34", True),
+    ({"apiVersion": "resource.k8s.io/v1beta1", "kind": "ResourceClaim", "metadata": {"name": "c"},
+      "spec": {"devices": {"requests": [{"name": "g", "exactly": {}}]}}}, "1.36", True),
+    ({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "d"},
+      "spec": {"selectors": [{"cel": {}}]}}, "1.35", False),
+    ({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "d"},
+      "spec": {"selectors": [{"cel": {"expression": "true"}}]}}, "1.37", True),
+]
+
+
+@pytest.mark.parametrize("obj,version,strict", SCHEMA_CASES)
+def test_cached_schema_validation_matches_kubernetes_validate(obj: dict, version: str, strict: bool) -> None:
+    import kubernetes_validate
+
+    from gpu_dra.core import k8s_schema
+
+    def outcome(validate: Callable[..., str]) -> tuple[Any, ...]:
+        try:
+            return ("valid", validate(obj, version, strict=strict))
+        except kubernetes_validate.ValidationError as error:
+            return (error.message, list(error.path), error.version)
+
+    assert outcome(k8s_schema.validate) == outcome(kubernetes_validate.validate)
+
+
+def test_lint_reads_each_schema_once_per_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """kubernetes-validate re-reads its 1.5 MB definitions per object; lint must not (500 templates: 8 s -> 1 s)."""
+    from gpu_dra.core import k8s_schema
+
+    reads: list[str] = []
+    original = k8s_schema.schema_contents
+
+    def counted(name: str, version: str) -> Any:
+        reads.append(name)
+        return original(name, version)
+    monkeypatch.setattr(k8s_schema, "schema_contents", counted)
+    k8s_schema._definitions.cache_clear()
+    k8s_schema._validator.cache_clear()
+    template = yaml.safe_load(CONSUMABLE)
+    text = yaml.safe_dump_all([{**template, "metadata": {**template["metadata"], "name": f"t{i}"}}
+                               for i in range(20)])
+    lint_text(text, Target("1.36"))
+    assert len(reads) == 2, reads  # the kind's schema and the definitions, once each

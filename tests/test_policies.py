@@ -157,10 +157,17 @@ def test_unprotected_gpu_group_in_prod_fails_eks_hardening() -> None:
     assert found["eks-hardening"] == ["GPU node group h100 is not protected against deletion (protect)"]
 
 
-def test_kubernetes_version_support_window() -> None:
-    found = run_rules(program(ROOT, "dev"), "dev")
-    assert found["kubernetes-version-supported"] == [
-        "EKS standard support for Kubernetes 1.34 ends on 2026-12-02, in 3 days; plan the upgrade"]
+@pytest.mark.parametrize("today,expected", [
+    ("2026-09-01", None),
+    ("2026-11-29", "ends on 2026-12-02, in 3 days; plan the upgrade"),
+    ("2026-12-01", "ends on 2026-12-02, in 1 day; plan the upgrade"),
+    ("2026-12-02", "ends today (2026-12-02); plan the upgrade"),
+    ("2026-12-03", "ended on 2026-12-02 (extended support costs more); plan the upgrade"),
+])
+def test_kubernetes_version_support_window(today: str, expected: str | None) -> None:
+    found = run_rules(program(ROOT, "dev"), "dev", {"today": today})
+    assert found.get("kubernetes-version-supported") == (
+        [f"EKS standard support for Kubernetes 1.34 {expected}"] if expected else None)
 
 
 def test_unsatisfiable_template_is_advisory_outside_prod() -> None:
@@ -168,6 +175,17 @@ def test_unsatisfiable_template_is_advisory_outside_prod() -> None:
     satisfiable = [f for f in found if f.violation.policy == "dra-claim-satisfiable"]
     assert {f.violation.enforcement for f in satisfiable} == {policy.ADVISORY}
     assert any("ml-training/h100-x8" in f.violation.message for f in satisfiable)
+
+
+def test_unsatisfiable_template_advisory_names_a_command_that_runs() -> None:
+    found = check_stack(ROOT, "dev", {"kubernetes-version-supported": TODAY})
+    message = next(f.violation.message for f in found if f.violation.policy == "dra-claim-satisfiable"
+                   and "ml-training/h100-x8" in f.violation.message)
+    command = message.split("`")[1]
+    assert command == "gpu-dra explain --stack dev --claim ml-training/h100-x8"
+    result = gpu_dra(*command.split()[1:])
+    assert result.returncode == 1, result.stderr  # runs, and says the template is not allocatable
+    assert "claim ml-training/h100-x8: NOT allocatable" in result.stdout
 
 
 # ------------------------------------------------------------------------------------ real-preview resource types
@@ -242,3 +260,18 @@ def test_check_cli_exits_1_on_mandatory(project: Project) -> None:
     result = gpu_dra("--project-dir", str(project.root), "check", "--stack", "dev")
     assert result.returncode == 1
     assert "[mandatory] dra-cel-compiles  stacks/teams/inference.yaml:" in result.stdout
+
+
+@pytest.mark.parametrize("gates,violations", [({}, 1), ({"DRAExtendedResource": True}, 0)])
+def test_existing_clusters_feature_gates_decide_dra_feature_gates(project: Project, gates: dict[str, bool],
+                                                                   violations: int) -> None:
+    """`gpu-dra check` reads an existing cluster's declared gates: extendedResourceName on 1.34 passes only where
+    the cluster runs DRAExtendedResource."""
+    def existing(config: dict[str, Any]) -> None:
+        config["gpu-dra:cluster"] = {"name": "lab", "platform": "existing", "kubernetesVersion": "1.34",
+                                     "kubeconfig": {"path": "~/.kube/config"}, "featureGates": gates}
+        config["gpu-dra:legacyMappings"] = [{"extendedResourceName": "nvidia.com/gpu-l4", "deviceClass": "gpu-l4"}]
+    project.edit_stack("dev", existing)
+    found = [f for f in check_stack(project.root, "dev") if f.violation.policy == "dra-feature-gates"]
+    assert len(found) == violations, found
+    assert all("extendedResourceName needs DRAExtendedResource" in f.violation.message for f in found)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import kubernetes_validate
 import pytest
 
-from gpu_dra.cli.main import kubernetes_objects
+from gpu_dra.cli.manifest_files import kubernetes_objects
 from gpu_dra.core.loader import load_stack
 
 from .conftest import ROOT, STACKS

@@ -260,11 +260,13 @@ def _validate_objects(objects: list[dict[str, Any]]) -> None:
     """Claims and classes given to explain must have the API's shape; say which one does not, and where."""
     import kubernetes_validate
 
+    from gpu_dra.core import k8s_schema
+
     for obj in objects:
         if obj.get("kind") not in ("DeviceClass", "ResourceClaim", "ResourceClaimTemplate"):
             continue
         try:
-            kubernetes_validate.validate(obj, "1.36", strict=False)
+            k8s_schema.validate(obj, "1.36", strict=False)
         except kubernetes_validate.ValidationError as error:
             meta: dict[str, Any] = obj["metadata"] if isinstance(obj.get("metadata"), dict) else {}
             location = ".".join(str(p) for p in error.path) or "(object)"
@@ -413,9 +415,14 @@ def cmd_check(args: argparse.Namespace) -> int:
             raise UsageError("--pack-config writes one stack's config; use --stack")
         print(json.dumps(check.pack_config(load_stack(root, stacks[0])), indent=2, sort_keys=True))
         return EXIT_OK
-    found = []
-    for name in stacks:
-        found += check.check_stack(root, name)
+    found, problems = [], []
+    for name in stacks:  # every stack's config mistakes in one run, not the first stack's only
+        try:
+            found += check.check_stack(root, name)
+        except ConfigError as error:
+            problems += error.problems
+    if problems:
+        raise ConfigError(problems)
     if args.format == "json":
         print(json.dumps(check.as_json(stacks, found), indent=2))
     elif args.format == "sarif":

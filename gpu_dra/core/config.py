@@ -6,15 +6,26 @@ another's, a mapping naming an undeclared class) live in `gpu_dra.core.loader`. 
 
 from __future__ import annotations
 
+import difflib
 import ipaddress
 import re
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 from pydantic.alias_generators import to_camel
-from pydantic_core import PydanticCustomError
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
+from gpu_dra.core import gates
 from gpu_dra.core.hardware import INSTANCE_TYPES
 from gpu_dra.core.nvidia import DRIVER_NAME
 from gpu_dra.core.quantity import QuantityError, parse_quantity
@@ -34,8 +45,20 @@ _QUALIFIED_NAME = re.compile(r"^(?=[^/]{1,63}/)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[
 
 
 def field_error(field: str, message: str) -> PydanticCustomError:
-    """An error on one field of a model, raised from a model validator; the loader appends `field` to the path."""
+    """An error on one field of a model, raised from a model validator; the loader appends `field` (a dotted path
+    below the model, list indexes as numbers: requests.0.adminAccess) to the path."""
     return PydanticCustomError("gpu_dra_field", "{message}", {"field": field, "message": message})
+
+
+def raise_field_errors(model: str, found: list[tuple[str, str]]) -> None:
+    """Raise every (field, message) a model validator found at once, so one run reports them all."""
+    if found:
+        raise ValidationError.from_exception_data(model, [
+            InitErrorDetails(type=field_error(field, message), loc=(), input=None) for field, message in found])
+
+
+def is_dns_label(value: str) -> bool:
+    return bool(_DNS_LABEL.match(value))
 
 
 def _dns_label(value: str) -> str:
@@ -253,11 +276,13 @@ class Platform(StrEnum):
     existing = "existing"
 
 
-def _kubernetes_version(value: Any) -> str:
-    text = str(value)
+def _kubernetes_version(text: str) -> str:
+    if re.match(r"^1\.\d+\.\d+$", text):
+        raise ValueError(f"{text} is a patch version; give the minor version (\"{text.rsplit('.', 1)[0]}\"): the "
+                         "patch level is the platform's (EKS picks it)")
     match = re.match(r"^1\.(\d+)$", text)
     if not match:
-        raise ValueError(f"{text!r} is not a Kubernetes minor version such as \"1.34\" (quote it in YAML)")
+        raise ValueError(f"{text!r} is not a Kubernetes minor version such as \"1.34\"")
     if int(match.group(1)) < 34:
         raise ValueError(f"{text} is too old: DRA's resource.k8s.io/v1 API is GA from 1.34; "
                          f"use one of {', '.join(SUPPORTED_KUBERNETES_VERSIONS)}")
@@ -266,56 +291,104 @@ def _kubernetes_version(value: Any) -> str:
     return text
 
 
+def _kubernetes_gate(name: str, info: ValidationInfo) -> str:
+    if name not in gates.GATES:
+        guess = difflib.get_close_matches(name, gates.GATES, n=1)
+        hint = f"; did you mean {guess[0]!r}?" if guess else ";"
+        raise ValueError(f"unknown DRA feature gate{hint} gpu-dra reads only the DRA gates, so list only those (other "
+                         f"gates change nothing it checks): {', '.join(gates.GATES)}")
+    data = info.data or {}  # None when the field is validated on its own
+    version = data.get("kubernetes_version")
+    if data.get("platform") is Platform.existing and version and gates.state(name, version) is None:
+        since = next(v for v in gates.VERSIONS if gates.state(name, v))
+        raise ValueError(f"{name} does not exist in Kubernetes {version} (it arrives in {since}), and components "
+                         "refuse to start with an unknown gate; remove it")
+    return name
+
+
 class Cluster(Model):
     """The cluster: created on EKS, or an existing one reached through a kubeconfig."""
 
+    # Field order matters: the per-field platform checks below read `platform` and `kubernetesVersion` from
+    # info.data, which holds the fields declared (and validated) before the one being checked.
     name: DnsLabel = Field(description="The EKS cluster name (or a label for an existing cluster)")
     platform: Platform = Field(default=Platform.eks, description="eks (created here) or existing")
     kubernetes_version: Annotated[str, AfterValidator(_kubernetes_version)] = DEFAULT_KUBERNETES_VERSION
-    region: str | None = Field(default=None, pattern=r"^[a-z]{2}(-gov)?-[a-z]+-\d$")
-    networking: Networking | None = None
+    region: str | None = Field(default=None, pattern=r"^[a-z]{2}(-gov)?-[a-z]+-\d$", validate_default=True)
+    networking: Networking | None = Field(default=None, validate_default=True)
     endpoint: Endpoint = Endpoint()
     access_entries: list[AccessEntry] = Field(default_factory=list)
     system_node_group: SystemNodeGroup = SystemNodeGroup()
     kubeconfig: KubeconfigSource | None = None
-    feature_gates: dict[str, bool] = Field(default_factory=dict,
-                                           description="Existing clusters only: the gates the cluster runs with")
+    feature_gates: dict[Annotated[str, AfterValidator(_kubernetes_gate)], bool] = Field(
+        default_factory=dict, description="Existing clusters only: the gates the cluster runs with",
+        json_schema_extra={"propertyNames": {"enum": list(gates.GATES)}})
     protect: bool | None = Field(default=None, description="Protect cluster, key and GPU node groups; default: prod")
 
     @field_validator("kubernetes_version", mode="before")
     @classmethod
     def _version_as_text(cls, value: Any) -> Any:
-        if isinstance(value, float):  # `kubernetesVersion: 1.34` unquoted in YAML reads as a number
+        """`kubernetesVersion: 1.34` unquoted in YAML reads as a number: the only case where quoting helps."""
+        if isinstance(value, float):
             text = repr(value)
-            if len(text.split(".")[1]) < 2:
+            if re.match(r"^1\.\d$", text):
                 raise ValueError(f"{value} is ambiguous as a number (1.40 reads as 1.4); quote it: \"1.NN\"")
+            if not re.match(r"^1\.\d+$", text):
+                raise ValueError(f"{value} is not a Kubernetes minor version such as \"1.34\" (quote it in YAML)")
             return text
+        if isinstance(value, int) and not isinstance(value, bool):
+            raise ValueError(f"{value} is not a Kubernetes minor version such as \"1.34\" (quote it in YAML)")
         return value
 
-    @model_validator(mode="after")
-    def _platform_fields(self) -> Cluster:
-        if self.platform is Platform.eks:
-            if not self.region:
-                raise field_error("region", "required for platform eks, e.g. us-west-2")
-            if self.networking is None:
-                raise field_error("networking", "required for platform eks: newVpc, or vpcId and privateSubnetIds")
-            if self.networking.new_vpc:
-                for zone in self.networking.new_vpc.availability_zones:
-                    if not re.match(rf"^{re.escape(self.region)}[a-z]$", zone):
-                        raise field_error("networking", f"newVpc.availabilityZones: {zone!r} is not a zone of "
-                                                        f"{self.region} (e.g. {self.region}a)")
-            if self.kubeconfig is not None:
-                raise field_error("kubeconfig", "only for platform existing; an EKS cluster's kubeconfig is derived")
-            if self.feature_gates:
-                raise field_error("featureGates", "EKS runs no alpha feature gates and lets no one set them; "
-                                                  "gates are the upstream defaults of kubernetesVersion")
-        else:
-            for key, value in (("networking", self.networking), ("region", self.region)):
-                if value is not None:
-                    raise field_error(key, "only for platform eks; an existing cluster's network is its own")
-            if self.access_entries:
-                raise field_error("accessEntries", "only for platform eks")
-        return self
+    # One validator per field rather than one for the model: pydantic reports every field's error in one run,
+    # while a model validator runs only once all fields are valid.
+    @field_validator("region")
+    @classmethod
+    def _region(cls, value: str | None, info: ValidationInfo) -> str | None:
+        platform = info.data.get("platform")
+        if platform is Platform.eks and not value:
+            raise ValueError("required for platform eks, e.g. us-west-2")
+        if platform is Platform.existing and value is not None:
+            raise ValueError("only for platform eks; an existing cluster's network is its own")
+        return value
+
+    @field_validator("networking")
+    @classmethod
+    def _networking(cls, value: Networking | None, info: ValidationInfo) -> Networking | None:
+        platform, region = info.data.get("platform"), info.data.get("region")
+        if platform is Platform.eks and value is None:
+            raise ValueError("required for platform eks: newVpc, or vpcId and privateSubnetIds")
+        if platform is Platform.existing and value is not None:
+            raise ValueError("only for platform eks; an existing cluster's network is its own")
+        if value is not None and value.new_vpc and region:
+            outside = [z for z in value.new_vpc.availability_zones if not re.match(rf"^{re.escape(region)}[a-z]$", z)]
+            if outside:
+                raise field_error("newVpc.availabilityZones", f"{', '.join(map(repr, outside))} "
+                                                              f"{'is' if len(outside) == 1 else 'are'} not a zone "
+                                                              f"of {region} (e.g. {region}a)")
+        return value
+
+    @field_validator("access_entries")
+    @classmethod
+    def _access_entries(cls, value: list[AccessEntry], info: ValidationInfo) -> list[AccessEntry]:
+        if value and info.data.get("platform") is Platform.existing:
+            raise ValueError("only for platform eks")
+        return value
+
+    @field_validator("kubeconfig")
+    @classmethod
+    def _kubeconfig(cls, value: KubeconfigSource | None, info: ValidationInfo) -> KubeconfigSource | None:
+        if value is not None and info.data.get("platform") is Platform.eks:
+            raise ValueError("only for platform existing; an EKS cluster's kubeconfig is derived")
+        return value
+
+    @field_validator("feature_gates")
+    @classmethod
+    def _feature_gates(cls, value: dict[str, bool], info: ValidationInfo) -> dict[str, bool]:
+        if value and info.data.get("platform") is Platform.eks:
+            raise ValueError("EKS runs no alpha feature gates and lets no one set them; gates are the upstream "
+                             "defaults of kubernetesVersion")
+        return value
 
 
 # --------------------------------------------------------------------------------------------- node groups
@@ -362,7 +435,8 @@ class Taint(Model):
     effect: TaintEffect = TaintEffect.NoSchedule
 
 
-# The label and taint the DRA chart's kubelet plugin is scheduled by and tolerates (eks-notes.md).
+# The label and taint the DRA chart's kubelet plugin is scheduled by and tolerates (kubeletPlugin.affinity and
+# .tolerations in kubernetes-sigs/dra-driver-nvidia-gpu@v0.4.1:deployments/helm/dra-driver-nvidia-gpu/values.yaml).
 DRA_NODE_LABEL = ("nvidia.com/gpu.present", "true")
 GPU_TAINT_KEY = "nvidia.com/gpu"
 DEVICE_PLUGIN_NODE_LABEL = ("gpu-dra.io/allocation", "device-plugin")
@@ -390,33 +464,34 @@ class NodeGroup(Model):
 
     @model_validator(mode="after")
     def _consistent(self) -> NodeGroup:
+        found: list[tuple[str, str]] = []
         types = [INSTANCE_TYPES[t] for t in self.instance_types]
         models = sorted({t.gpu.key for t in types})
         if len(models) > 1:
-            raise field_error("instanceTypes", f"mixes GPU models {', '.join(models)}; claims select by model, "
-                                               "so use one node group per model")
+            found.append(("instanceTypes", f"mixes GPU models {', '.join(models)}; claims select by model, so use "
+                                           "one node group per model"))
         for itype in types:
             if itype.cpu_arch != self.ami_type.cpu_arch:
-                raise field_error("amiType", f"{self.ami_type.value} is for {self.ami_type.cpu_arch} but "
-                                             f"{itype.name} is {itype.cpu_arch}")
+                found.append(("amiType", f"{self.ami_type.value} is for {self.ami_type.cpu_arch} but {itype.name} "
+                                         f"is {itype.cpu_arch}"))
+                break
         if (self.capacity_type is CapacityType.CAPACITY_BLOCK) != (self.capacity_reservation_id is not None):
-            raise field_error("capacityReservationId",
-                              "required with capacityType CAPACITY_BLOCK, and only then")
+            found.append(("capacityReservationId", "required with capacityType CAPACITY_BLOCK, and only then"))
         if self.availability_zone and self.subnet_ids:
-            raise field_error("subnetIds", "set availabilityZone (newVpc) or subnetIds (existing VPC), not both")
+            found.append(("subnetIds", "set availabilityZone (newVpc) or subnetIds (existing VPC), not both"))
         if (self.capacity_type is CapacityType.CAPACITY_BLOCK and not self.availability_zone
                 and not self.subnet_ids):
-            raise field_error("subnetIds", "a capacity block lives in one AZ: set subnetIds (or availabilityZone "
-                                           "with newVpc) to the block's zone, or instances will not launch")
+            found.append(("subnetIds", "a capacity block lives in one AZ: set subnetIds (or availabilityZone with "
+                                       "newVpc) to the block's zone, or instances will not launch"))
         if self.allocation_mode is AllocationMode.device_plugin:
             if self.labels.get(DRA_NODE_LABEL[0]) is not None:
-                raise field_error("labels", f"{DRA_NODE_LABEL[0]} schedules the DRA kubelet plugin; a device-plugin "
-                                            "group must not carry it (both would advertise every GPU)")
+                found.append(("labels", f"{DRA_NODE_LABEL[0]} schedules the DRA kubelet plugin; a device-plugin "
+                                        "group must not carry it (both would advertise every GPU)"))
             if self.multi_node_nvlink:
-                raise field_error("multiNodeNvlink", "ComputeDomains need the DRA driver; use allocationMode dra")
-        for key in self.labels:
-            if key == DEVICE_PLUGIN_NODE_LABEL[0]:
-                raise field_error("labels", f"{key} is set by gpu-dra from allocationMode")
+                found.append(("multiNodeNvlink", "ComputeDomains need the DRA driver; use allocationMode dra"))
+        if DEVICE_PLUGIN_NODE_LABEL[0] in self.labels:
+            found.append(("labels", f"{DEVICE_PLUGIN_NODE_LABEL[0]} is set by gpu-dra from allocationMode"))
+        raise_field_errors("NodeGroup", found)
         return self
 
 
@@ -686,15 +761,19 @@ class Team(Model):
 
     @model_validator(mode="after")
     def _consistent(self) -> Team:
+        found: list[tuple[str, str]] = []
         names = [t.name for t in self.claim_templates]
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
-            raise field_error("claimTemplates", f"template names must be unique; repeated: {', '.join(dupes)}")
+            found.append(("claimTemplates", f"template names must be unique; repeated: {', '.join(dupes)}"))
         if not self.admin:
-            for template in self.claim_templates:
-                if any(r.admin_access for r in template.requests):
-                    raise field_error("admin", f"template {template.name} uses adminAccess; only teams with "
-                                               "admin: true may (ask the platform team)")
+            for t, template in enumerate(self.claim_templates):
+                for r, request in enumerate(template.requests):
+                    if request.admin_access:
+                        found.append((f"claimTemplates.{t}.requests.{r}.adminAccess",
+                                      f"template {template.name} uses adminAccess; only teams with admin: true may "
+                                      "(ask the platform team)"))
+        raise_field_errors("Team", found)
         return self
 
 

@@ -1,25 +1,28 @@
 """Load and validate a stack: `stacks/Pulumi.<stack>.yaml` plus the team files it names.
 
-Every mistake becomes a Problem naming the file, the key path and what is allowed; all are collected and raised
-together as one ConfigError, before anything is built.
+Every mistake becomes a Problem naming the file, the line, the key path and what is allowed; all of a stack's, in
+its file and in its team files, are collected and raised together as one ConfigError, before anything is built.
 """
 
 from __future__ import annotations
 
 import difflib
+import functools
 import json
 import types
 import typing
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from gpu_dra.core import driver, nvidia
 from gpu_dra.core.config import (
     CONFIG_NAMESPACE,
     AllocationMode,
+    Cluster,
     Environment,
     Platform,
     Quota,
@@ -27,6 +30,7 @@ from gpu_dra.core.config import (
     StackConfig,
     Team,
     TeamHosting,
+    is_dns_label,
 )
 from gpu_dra.core.problems import ConfigError, Problem
 from gpu_dra.core.yamlsource import Loc, Located, format_path, read_yaml
@@ -118,7 +122,7 @@ def _problems_from_validation(error: ValidationError, model: type[BaseModel], fi
         ctx = err.get("ctx") or {}
         kind = err["type"]
         if kind == "gpu_dra_field":
-            loc = loc + (ctx["field"],)
+            loc = loc + tuple(int(part) if part.isdigit() else part for part in ctx["field"].split("."))
             message = ctx["message"]
         elif kind == "extra_forbidden":
             parent = _model_at(model, loc[:-1])
@@ -140,9 +144,15 @@ def _problems_from_validation(error: ValidationError, model: type[BaseModel], fi
             message = _MESSAGES[kind].format(**ctx, input=err["input"])
         else:
             message = err["msg"].removeprefix("Value error, ")
-            message = message[0].lower() + message[1:] if message else message
-        problems.append(Problem(file, shown(loc), message, located.line(in_file(loc))))
+            if message[1:2].islower():  # "Value ..." reads on after the path in lower case; "EKS ..." stays
+                message = message[0].lower() + message[1:]
+        problems.append(Problem(file, shown(loc), message, _line(located, in_file(loc))))
     return problems
+
+
+def _line(located: Located, loc: Loc) -> int | None:
+    """The line of `loc`, of its nearest parent in the file, or of the document's first key for a missing top key."""
+    return located.line(loc) or min(located.lines.values(), default=None)
 
 
 # --------------------------------------------------------------------------------------------- stack values
@@ -167,7 +177,8 @@ def _stack_values_from_file(located: Located, display: str) -> dict[str, Any]:
     if data is None:
         data = {}
     if not isinstance(data, dict) or not isinstance(data.get("config", {}), dict):
-        raise ConfigError([Problem(display, "config", "must be a mapping of `gpu-dra:<key>: value`")])
+        raise ConfigError([Problem(display, "config", "must be a mapping of `gpu-dra:<key>: value`",
+                                   located.line(("config",)))])
     values = {}
     for key, value in (data.get("config") or {}).items():
         if isinstance(value, dict) and set(value) == {"secure"}:
@@ -202,6 +213,11 @@ def load_stack_from_engine(root: Path, stack: str, values: Mapping[str, Any]) ->
 
 
 def build_stack(root: Path, stack: str, values: Mapping[str, Any], located: Located) -> Stack:
+    """Validate the stack file and every team file it names, reporting all their mistakes at once.
+
+    A stack file with errors still has its team files read (as far as `gpu-dra:teams` can be read) and its
+    cross-key rules run on the keys that are valid on their own, so fixing a stack takes one run, not one per error.
+    """
     display = str(stack_file(root, stack).relative_to(root))
     problems: list[Problem] = []
     ours = {k[len(PREFIX):]: v for k, v in values.items() if k.startswith(PREFIX)}
@@ -212,6 +228,7 @@ def build_stack(root: Path, stack: str, values: Mapping[str, Any], located: Loca
             problems.append(Problem(display, key, f"unknown config namespace {namespace!r}; did you mean "
                                                   f"'{PREFIX}{key.split(':', 1)[-1]}'?",
                                     located.line(("config", key))))
+    config: StackConfig | None = None
     try:
         config = StackConfig.model_validate(ours)
     except ValidationError as exc:
@@ -219,22 +236,26 @@ def build_stack(root: Path, stack: str, values: Mapping[str, Any], located: Loca
             exc, StackConfig, display, located,
             in_file=lambda loc: ("config", PREFIX + str(loc[0])) + loc[1:] if loc else ("config",),
             shown=lambda loc: PREFIX + format_path(loc))
-        raise ConfigError(problems) from None
-    problems += _stack_rules(config, display, located)
-    teams = []
-    for name, hosting in config.teams.items():
+    parts = _Parts.of(config, ours)
+    problems += _stack_rules(parts, bool(ours.get("kubeconfig")), display, located)
+    teams: list[Team] = []
+    team_lines: dict[str, Located] = {}
+    for name, hosting in parts.teams.items():
         try:
-            team = load_team(root, name)
+            team, team_lines[name] = _load_team(root, name)
         except ConfigError as exc:
             problems += exc.problems
             continue
+        except _NoTeamFile as missing:
+            problems.append(Problem(display, f"{PREFIX}teams.{name}", str(missing), _at(located, "teams", name)))
+            continue
         teams.append(_apply_hosting(team, hosting))
-    problems += _team_rules(config, teams, display, located)
-    if not any(p.file.startswith("stacks/teams/") for p in problems):
+    problems += _team_rules(parts, teams, team_lines, display, located)
+    if config is not None and not any(p.file.startswith("stacks/teams/") for p in problems):
         for loc, message in driver.gate_problems(config, teams):
             problems.append(Problem(display, PREFIX + format_path(("draDriver", *loc)), message,
                                     _at(located, "draDriver", *loc)))
-    if problems:
+    if problems or config is None:
         raise ConfigError(problems)
     return Stack(name=stack, config=config, teams=teams)
 
@@ -243,32 +264,110 @@ def _at(located: Located, key: str, *loc: str | int) -> int | None:
     return located.line(("config", PREFIX + key) + loc)
 
 
-def _stack_rules(config: StackConfig, file: str, located: Located) -> list[Problem]:
-    """Rules that need more than one object of the stack file."""
+ModelT = TypeVar("ModelT", bound=BaseModel)
+
+
+@functools.cache
+def _field_adapter(model: type[BaseModel], name: str) -> TypeAdapter[Any]:
+    return TypeAdapter(model.model_fields[name].rebuild_annotation())
+
+
+def _partial(model: type[ModelT], raw: Any) -> tuple[ModelT, frozenset[str]]:
+    """`model` built from the fields of `raw` that are valid on their own (defaults for absent ones) without its
+    cross-field checks, and the names of those fields: what rules may read when `raw` as a whole is invalid."""
+    values: dict[str, Any] = {}
+    raw = raw if isinstance(raw, Mapping) else {}
+    for name, field in model.model_fields.items():
+        key = field.alias or name
+        if key not in raw:
+            if not field.is_required():
+                values[name] = field.get_default(call_default_factory=True)
+            continue
+        try:
+            values[name] = _field_adapter(model, name).validate_python(raw[key])
+        except ValidationError:
+            continue
+    return model.model_construct(**values), frozenset(values)
+
+
+@dataclass(frozen=True)
+class _Parts:
+    """What cross-key rules may read: the stack as validated or, when the file has errors, built from the keys that
+    are valid on their own (`known` names them by field: node_groups, ..., cluster.platform, ...), so each rule runs
+    when the keys it reads are valid."""
+
+    config: StackConfig
+    known: frozenset[str]
+    teams: dict[str, TeamHosting | None]
+
+    @classmethod
+    def of(cls, config: StackConfig | None, ours: Mapping[str, Any]) -> _Parts:
+        every_cluster_field = {f"cluster.{name}" for name in Cluster.model_fields}
+        if config is not None:
+            return cls(config, frozenset({*StackConfig.model_fields, *every_cluster_field}), dict(config.teams))
+        partial, known = _partial(StackConfig, ours)
+        if "cluster" in known:
+            known |= every_cluster_field
+        else:
+            cluster, cluster_known = _partial(Cluster, ours.get("cluster"))
+            partial = partial.model_copy(update={"cluster": cluster})
+            known |= {f"cluster.{name}" for name in cluster_known}
+        return cls(partial, known, _readable_teams(ours.get("teams")))
+
+    def has(self, *names: str) -> bool:
+        return all(name in self.known for name in names)
+
+
+def _readable_teams(raw: Any) -> dict[str, TeamHosting | None]:
+    """The teams an invalid `gpu-dra:teams` still names: entries whose name is a DNS label (their own mistakes are
+    reported by the stack's validation; a broken override counts as none, so the team file is still checked)."""
+    if not isinstance(raw, dict):
+        return {}
+    teams: dict[str, TeamHosting | None] = {}
+    for name, hosting in raw.items():
+        if isinstance(name, str) and is_dns_label(name):
+            try:
+                teams[name] = TeamHosting.model_validate(hosting) if hosting is not None else None
+            except ValidationError:
+                teams[name] = None
+    return teams
+
+
+def _stack_rules(parts: _Parts, has_kubeconfig_secret: bool, file: str, located: Located) -> list[Problem]:
+    """Rules that need more than one object of the stack file; each runs when the keys it reads are valid."""
     problems = []
 
     def problem(key: str, loc: Loc, message: str) -> None:
         problems.append(Problem(file, PREFIX + format_path((key,) + loc), message, _at(located, key, *loc)))
 
-    seen: dict[str, int] = {}
-    for i, group in enumerate(config.node_groups):
-        if group.name == "system":
-            problem("nodeGroups", (i, "name"), "'system' is the CPU node group's name; pick another")
-        # EKS allows 63 characters; the name prefix gets a 26-character unique suffix so groups can be replaced.
-        if len(f"{config.cluster.name}-{group.name}-") > 37:
-            problem("nodeGroups", (i, "name"), f"the EKS node group name prefix {config.cluster.name}-{group.name}- "
-                                              "exceeds 37 characters; shorten the group or cluster name")
-        networking = config.cluster.networking
-        if group.availability_zone and (networking is None or networking.new_vpc is None
-                                        or group.availability_zone not in networking.new_vpc.availability_zones):
-            problem("nodeGroups", (i, "availabilityZone"), "must be one of cluster.networking.newVpc's "
-                                                          "availabilityZones (with an existing VPC, use subnetIds)")
-        if group.name in seen:
-            problem("nodeGroups", (i, "name"), f"{group.name!r} is already used by nodeGroups[{seen[group.name]}]")
-        seen.setdefault(group.name, i)
+    config, cluster, has = parts.config, parts.config.cluster, parts.has
+    if has("node_groups"):
+        seen: dict[str, int] = {}
+        for i, group in enumerate(config.node_groups):
+            if group.name == "system":
+                problem("nodeGroups", (i, "name"), "'system' is the CPU node group's name; pick another")
+            # EKS allows 63 characters; the name prefix gets a 26-character unique suffix so groups can be replaced.
+            if has("cluster.name") and len(f"{cluster.name}-{group.name}-") > 37:
+                problem("nodeGroups", (i, "name"), f"the EKS node group name prefix {cluster.name}-{group.name}- "
+                                                  "exceeds 37 characters; shorten the group or cluster name")
+            networking = cluster.networking if has("cluster.networking") else None
+            if has("cluster.networking") and group.availability_zone and (
+                    networking is None or networking.new_vpc is None
+                    or group.availability_zone not in networking.new_vpc.availability_zones):
+                problem("nodeGroups", (i, "availabilityZone"), "must be one of cluster.networking.newVpc's "
+                                                              "availabilityZones (with an existing VPC, use subnetIds)")
+            if group.name in seen:
+                problem("nodeGroups", (i, "name"), f"{group.name!r} is already used by nodeGroups[{seen[group.name]}]")
+            seen.setdefault(group.name, i)
+        roots = {g.driver for g in config.node_groups if g.allocation_mode is AllocationMode.dra}
+        if len(roots) > 1:
+            problem("nodeGroups", (), "DRA node groups disagree on `driver` (host vs gpu-operator); one DRA driver "
+                                      "install serves them all with one nvidiaDriverRoot, so use one per stack")
+        if not config.node_groups and has("cluster.platform") and cluster.platform is Platform.eks:
+            problem("nodeGroups", (), "an EKS stack needs at least one GPU node group")
 
     classes: dict[str, int] = {}
-    for i, device_class in enumerate(config.device_classes):
+    for i, device_class in enumerate(config.device_classes if has("device_classes") else []):
         if nvidia.is_chart_device_class(device_class.name):
             problem("deviceClasses", (i, "name"), f"{device_class.name!r} is installed by NVIDIA's DRA driver chart; "
                                                   "pick another name (e.g. gpu-h100) and select from it")
@@ -279,8 +378,8 @@ def _stack_rules(config: StackConfig, file: str, located: Located) -> list[Probl
 
     mapped_names: dict[str, int] = {}
     mapped_classes: dict[str, int] = {}
-    for i, mapping in enumerate(config.legacy_mappings):
-        if mapping.device_class not in classes:
+    for i, mapping in enumerate(config.legacy_mappings if has("legacy_mappings") else []):
+        if has("device_classes") and mapping.device_class not in classes:
             declared = ", ".join(sorted(classes)) or "none"
             problem("legacyMappings", (i, "deviceClass"), f"{mapping.device_class!r} is not declared in "
                                                            f"gpu-dra:deviceClasses (declared: {declared})")
@@ -296,55 +395,56 @@ def _stack_rules(config: StackConfig, file: str, located: Located) -> list[Probl
         mapped_names.setdefault(mapping.extended_resource_name, i)
         mapped_classes.setdefault(mapping.device_class, i)
 
-    roots = {g.driver for g in config.node_groups if g.allocation_mode is AllocationMode.dra}
-    if len(roots) > 1:
-        problem("nodeGroups", (), "DRA node groups disagree on `driver` (host vs gpu-operator); one DRA driver "
-                                  "install serves them all with one nvidiaDriverRoot, so use one per stack")
-
-    cluster = config.cluster
-    if config.environment is Environment.prod:
+    if has("environment", "cluster.endpoint") and config.environment is Environment.prod:
         for i, cidr in enumerate(cluster.endpoint.public_access_cidrs):
             if cidr in ("0.0.0.0/0", "::/0"):
                 problem("cluster", ("endpoint", "publicAccessCidrs", i),
                         "prod's API endpoint is never open to the world; list your office or VPN CIDRs, "
                         "or set publicAccess: false")
-    if cluster.platform is Platform.existing:
-        path = cluster.kubeconfig.path if cluster.kubeconfig else None
-        if not path and not config.kubeconfig:
-            problem("cluster", ("kubeconfig",), "an existing cluster needs kubeconfig.path, or the secret "
-                                                "`pulumi config set --secret gpu-dra:kubeconfig < kubeconfig`")
-    elif config.kubeconfig:
-        problem("kubeconfig", (), "only for platform existing; an EKS cluster's kubeconfig is derived")
-    if not config.node_groups and cluster.platform is Platform.eks:
-        problem("nodeGroups", (), "an EKS stack needs at least one GPU node group")
+    if has("cluster.platform", "cluster.kubeconfig"):
+        if cluster.platform is Platform.existing:
+            if not (cluster.kubeconfig and cluster.kubeconfig.path) and not has_kubeconfig_secret:
+                problem("cluster", ("kubeconfig",), "an existing cluster needs kubeconfig.path, or the secret "
+                                                    "`pulumi config set --secret gpu-dra:kubeconfig < kubeconfig`")
+        elif has_kubeconfig_secret:
+            problem("kubeconfig", (), "only for platform existing; an EKS cluster's kubeconfig is derived")
     return problems
 
 
-def load_team(root: Path, name: str) -> Team:
+class _NoTeamFile(Exception):
+    """A team the stack names has no file: reported at the stack's `gpu-dra:teams` entry, where the name is."""
+
+
+def _load_team(root: Path, name: str) -> tuple[Team, Located]:
+    """A team file validated, and its lines; every mistake in it is raised at once as a ConfigError."""
     path = team_file(root, name)
     display = str(path.relative_to(root))
     if not path.exists():
         known = sorted(p.stem for p in (root / "stacks" / "teams").glob("*.yaml"))
-        raise ConfigError([Problem(display, "", f"no team file for team {name!r}; "
-                                               f"team files: {', '.join(known) or 'none'}")])
+        raise _NoTeamFile(f"no team file {display}; create it, or host one of the teams that have a file: "
+                          f"{', '.join(known) or 'none'}")
     located = read_yaml(path, display)
     data = located.data if located.data is not None else {}
     if not isinstance(data, dict):
         raise ConfigError([Problem(display, "", "must be a mapping with keys name, namespace, quota, "
                                                 "claimTemplates, ...")])
+    problems = []
+    if isinstance(data.get("name"), str) and data["name"] != name:
+        problems.append(Problem(display, "name", f"is {data['name']!r} but the file is for team {name!r}; they "
+                                                 "must match", located.line(("name",))))
     try:
         team = Team.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(_problems_from_validation(exc, Team, display, located)) from None
-    if team.name != name:
-        raise ConfigError([Problem(display, "name", f"is {team.name!r} but the file is for team {name!r}; "
-                                                    "they must match", located.line(("name",)))])
-    return team
+        problems += _problems_from_validation(exc, Team, display, located)
+    if problems:
+        raise ConfigError(problems)
+    return team, located
 
 
-def _undeclared_classes(team: Team, declared: set[str]) -> list[Problem]:
+def _undeclared_classes(team: Team, own: Located, hosting: TeamHosting | None, declared: set[str], stack: str,
+                        located: Located) -> list[Problem]:
     """A request naming a class nobody declares stays Pending ("device class ... does not exist")."""
-    file = f"stacks/teams/{team.name}.yaml"
+    file = str(Path("stacks", "teams", f"{team.name}.yaml"))
     known = ", ".join(sorted(declared))
     problems = []
     for t, template in enumerate(team.claim_templates):
@@ -353,14 +453,21 @@ def _undeclared_classes(team: Team, declared: set[str]) -> list[Problem]:
                 (("firstAvailable", a), alt.device_class) for a, alt in enumerate(request.first_available or [])]
             for loc, name in choices:
                 if name not in declared:
-                    path = format_path(("claimTemplates", t, "requests", r, *loc, "deviceClass"))
-                    problems.append(Problem(file, path, f"class {name!r} is neither declared by this stack's "
-                                                        f"gpu-dra:deviceClasses nor installed by the chart "
-                                                        f"(known: {known})"))
+                    where: Loc = ("claimTemplates", t, "requests", r, *loc, "deviceClass")
+                    problems.append(Problem(file, format_path(where), f"class {name!r} is neither declared by this "
+                                                                      f"stack's gpu-dra:deviceClasses nor installed "
+                                                                      f"by the chart (known: {known})",
+                                            own.line(where)))
+    overridden = hosting.quota.devices if hosting and hosting.quota else {}
     for name in team.quota.devices:
-        if name not in declared:
-            problems.append(Problem(file, f"quota.devices[{name!r}]", f"class {name!r} is not declared by this "
-                                                                       f"stack (known: {known})"))
+        if name in declared:
+            continue
+        message = f"class {name!r} is not declared by this stack (known: {known})"
+        if name in overridden:  # the stack's override names it
+            problems.append(Problem(stack, f"{PREFIX}teams.{team.name}.quota.devices[{name!r}]", message,
+                                    _at(located, "teams", team.name, "quota", "devices", name)))
+        else:
+            problems.append(Problem(file, f"quota.devices[{name!r}]", message, own.line(("quota", "devices", name))))
     return problems
 
 
@@ -375,16 +482,20 @@ def _apply_hosting(team: Team, hosting: TeamHosting | None) -> Team:
     return team.model_copy(update={"quota": quota})
 
 
-def _team_rules(config: StackConfig, teams: list[Team], file: str, located: Located) -> list[Problem]:
+def _team_rules(parts: _Parts, teams: list[Team], team_lines: dict[str, Located], file: str,
+                located: Located) -> list[Problem]:
     problems = []
-    declared = {c.name for c in config.device_classes} | set(nvidia.CHART_DEVICE_CLASSES)
-    for team in teams:
-        problems += _undeclared_classes(team, declared)
+    if parts.has("device_classes"):
+        declared = {c.name for c in parts.config.device_classes} | set(nvidia.CHART_DEVICE_CLASSES)
+        for team in teams:
+            problems += _undeclared_classes(team, team_lines[team.name], parts.teams.get(team.name), declared, file,
+                                            located)
+    reserved = {*RESERVED_NAMESPACES, *([parts.config.dra_driver.namespace] if parts.has("dra_driver") else [])}
     owners: dict[str, str] = {}
     for team in teams:
         namespace = team.namespace_name
         line = _at(located, "teams", team.name)
-        if namespace in RESERVED_NAMESPACES or namespace == config.dra_driver.namespace:
+        if namespace in reserved:
             problems.append(Problem(file, f"{PREFIX}teams.{team.name}",
                                     f"team namespace {namespace!r} is reserved; set namespace.name in "
                                     f"stacks/teams/{team.name}.yaml", line))

@@ -11,9 +11,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import kubernetes_validate
-
-from gpu_dra.core import gates, nvidia
+from gpu_dra.core import gates, k8s_schema, nvidia
 from gpu_dra.core.cel import CompileError, compile_selector
 from gpu_dra.core.lint import ERROR, WARNING, SelectorContext, lint_selector
 from gpu_dra.core.yamlsource import Located, format_path
@@ -65,7 +63,8 @@ class ManifestObject:
         return f"{self.data.get('kind')}/{namespace}{meta.get('name', '?')}"
 
     def line(self, path: tuple[str | int, ...]) -> int | None:
-        return self.located.line(self.prefix + path)
+        """The line of `path`, of its nearest parent, or else of the object's `kind`."""
+        return self.located.line(self.prefix + path) or self.located.line(self.prefix + ("kind",))
 
 
 def objects_in(file: str, documents: list[Located]) -> Iterator[ManifestObject]:
@@ -155,8 +154,8 @@ def gate_sites(obj: ManifestObject) -> Iterator[tuple[tuple[str | int, ...], gat
 
 def _schema_findings(obj: ManifestObject, target: Target) -> list[Finding]:
     try:
-        kubernetes_validate.validate(obj.data, target.kubernetes_version, strict=True)
-    except kubernetes_validate.ValidationError as error:
+        k8s_schema.validate(obj.data, target.kubernetes_version, strict=True)
+    except k8s_schema.ValidationError as error:
         path = tuple(error.path)
         message = error.message
         if "Additional properties are not allowed" in message:
@@ -164,8 +163,8 @@ def _schema_findings(obj: ManifestObject, target: Target) -> list[Finding]:
         return [Finding(obj.file, obj.line(path), obj.name, format_path(path), "schema", ERROR,
                         f"rejected by the resource.k8s.io schema of Kubernetes {target.kubernetes_version}: "
                         f"{message}")]
-    except (kubernetes_validate.SchemaNotFoundError, kubernetes_validate.InvalidSchemaError) as error:
-        return [Finding(obj.file, obj.line(()), obj.name, "apiVersion", "schema", ERROR, str(error))]
+    except k8s_schema.SchemaNotFound as error:
+        return [Finding(obj.file, obj.line(("apiVersion",)), obj.name, "apiVersion", "schema", ERROR, str(error))]
     return []
 
 
@@ -193,8 +192,9 @@ _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 
 
 def _semantic_findings(obj: ManifestObject) -> list[Finding]:
-    """What the API server's validation rejects beyond the schema (pkg/apis/resource/validation, kubernetes-dra.md
-    section 1.2), for claims and templates in the `exactly` shape."""
+    """What the API server's validation rejects beyond the schema (kubernetes/kubernetes
+    pkg/apis/resource/validation/validation.go; docs/sources.md#kubernetes-dra-api), for claims and templates in the
+    `exactly` shape."""
     if obj.data.get("kind") == "DeviceClass":
         return []
     devices, base = claim_devices(obj.data)

@@ -3,7 +3,8 @@ sends them) and context in, violation messages out. `gpu_dra.policypack` wraps t
 
 Each rule understands the resources of an offline run under mocks (component inputs such as
 `eks:index:ManagedNodeGroup`) and those of a real preview (`aws:eks/nodeGroup:NodeGroup`, `aws:eks/cluster:Cluster`,
-chart-rendered DaemonSets), per ../shared/docs/pulumi-notes.md section 1.1.
+chart-rendered DaemonSets): pulumi-eks components are remote, with children only in a real preview
+(pulumi/pulumi-eks nodejs/eks/nodes/nodegroup.ts, nodejs/eks/cluster/cluster.ts; docs/sources.md#pulumi-engine-facts).
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ RESOURCE_TYPES = {
 EKS_CLUSTER_TYPES = ("eks:index:Cluster", "aws:eks/cluster:Cluster")
 NODE_GROUP_TYPES = ("eks:index:ManagedNodeGroup", "aws:eks/nodeGroup:NodeGroup")
 CHART_TYPE = "kubernetes:helm.sh/v4:Chart"
-# End of EKS standard support (kubernetes-dra.md section 6, eks-notes.md; 1.35 partially verified).
+# End of EKS standard support (awsdocs/amazon-eks-user-guide@01385604:latest/ug/versioning/kubernetes-versions.adoc;
+# 1.35 partially verified, docs/sources.md#versions-and-support-calendar).
 EKS_STANDARD_SUPPORT_ENDS = {"1.33": datetime.date(2026, 7, 29), "1.34": datetime.date(2026, 12, 2),
                              "1.35": datetime.date(2027, 3, 27)}
 
@@ -240,11 +242,21 @@ def _explain_on_fleet(resources: list[Resource], context: Context) -> list[tuple
             for claim in claims_from_objects(objects)]
 
 
+def _stack_of(urn: str) -> str | None:
+    """The stack a URN belongs to: urn:pulumi:<stack>::<project>::<type>::<name>."""
+    head = urn.split("::", 1)[0]
+    return head.split(":", 2)[2] if head.startswith("urn:pulumi:") and head.count(":") == 2 else None
+
+
 def dra_claim_satisfiable(resources: list[Resource], context: Context) -> list[tuple[str, str]]:
-    return [(f"claim template {claim} cannot be allocated on any GPU node group of this stack (at max size): "
-             f"{report.reason}. `gpu-dra explain --stack STACK --claim {claim}` shows every device's reason", urn)
-            for claim, report, urn in _explain_on_fleet(resources, context)
-            if not report.allocatable and not any("runtime error" in e for e in report.errors)]
+    out = []
+    for claim, report, urn in _explain_on_fleet(resources, context):
+        if report.allocatable or any("runtime error" in e for e in report.errors):
+            continue
+        out.append((f"claim template {claim} cannot be allocated on any GPU node group of this stack (at max size): "
+                    f"{report.reason}. `gpu-dra explain --stack {_stack_of(urn) or '<this stack>'} --claim {claim}` "
+                    "shows every device's reason", urn))
+    return out
 
 
 def dra_selector_safe_on_fleet(resources: list[Resource], context: Context) -> list[tuple[str, str]]:
@@ -456,10 +468,10 @@ def kubernetes_version_supported(resource: Resource, context: Context) -> list[s
     if days < 0:
         return [f"EKS standard support for Kubernetes {context.kubernetes_version} ended on {end} (extended support "
                 "costs more); plan the upgrade"]
-    if days <= 90:
-        return [f"EKS standard support for Kubernetes {context.kubernetes_version} ends on {end}, in {days} days; "
-                "plan the upgrade"]
-    return []
+    if days > 90:
+        return []
+    when = f"today ({end})" if days == 0 else f"on {end}, in {days} day{'' if days == 1 else 's'}"
+    return [f"EKS standard support for Kubernetes {context.kubernetes_version} ends {when}; plan the upgrade"]
 
 
 # --------------------------------------------------------------------------------------------- registry

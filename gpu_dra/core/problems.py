@@ -15,8 +15,9 @@ class Problem:
     line: int | None = None
 
     def __str__(self) -> str:
-        where = f"{self.file}: {self.path}" if self.path else self.file
-        return f"{where}: {self.message}"
+        """`file:line: key: message`, the form editors and CI logs turn into a link to the line."""
+        where = f"{self.file}:{self.line}" if self.line else self.file
+        return f"{where}: {self.path}: {self.message}" if self.path else f"{where}: {self.message}"
 
 
 class ConfigError(Exception):

@@ -78,9 +78,8 @@ def _collect_lines(node: yaml.Node, loc: Loc, lines: dict[Loc, int]) -> None:
 def _yaml_error(error: yaml.YAMLError, display: str) -> ConfigError:
     mark = getattr(error, "problem_mark", None)
     line = mark.line + 1 if mark else None
-    where = f" (line {line})" if line else ""
     problem = getattr(error, "problem", None) or str(error)
-    return ConfigError([Problem(display, "", f"not valid YAML{where}: {problem}", line)])
+    return ConfigError([Problem(display, "", f"not valid YAML: {problem}", line)])
 
 
 def _looks_like_json(text: str) -> bool:
