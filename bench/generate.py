@@ -96,28 +96,35 @@ def scheduler_log(megabytes: int) -> str:
     return "".join(cycles)
 
 
+def paths(folder: Path, nodes: int = 1000, template_count: int = 100, lint_templates: int = 500,
+          log_megabytes: int = 200) -> dict[str, Path]:
+    """Where `write` puts each input."""
+    found = {"slices": folder / f"slices-{nodes}.yaml", "slices_json": folder / f"slices-{nodes}.json",
+             "templates": folder / f"templates-{template_count}.yaml",
+             "lint": folder / f"templates-{lint_templates}.yaml"}
+    if log_megabytes:
+        found["log"] = folder / f"scheduler-{log_megabytes}mb.log"
+    return found
+
+
 def write(folder: Path, nodes: int = 1000, template_count: int = 100, lint_templates: int = 500,
           log_megabytes: int = 200) -> dict[str, Path]:
     """The bench inputs under `folder`: slices-<nodes>.yaml and .json, templates, lint templates, a log."""
     folder.mkdir(parents=True, exist_ok=True)
-    paths = {}
+    where = paths(folder, nodes, template_count, lint_templates, log_megabytes)
     dump = slices(nodes)
-    paths["slices"] = folder / f"slices-{nodes}.yaml"
-    paths["slices"].write_text(yaml.dump(dump, Dumper=yaml.CSafeDumper, default_flow_style=False))
-    paths["slices_json"] = folder / f"slices-{nodes}.json"
-    paths["slices_json"].write_text(json.dumps(dump, indent=4))
-    paths["templates"] = folder / f"templates-{template_count}.yaml"
-    paths["templates"].write_text(yaml.dump_all(templates(template_count), Dumper=yaml.CSafeDumper))
-    paths["lint"] = folder / f"templates-{lint_templates}.yaml"
-    paths["lint"].write_text(yaml.dump_all(templates(lint_templates), Dumper=yaml.CSafeDumper))
-    if log_megabytes:
-        paths["log"] = folder / f"scheduler-{log_megabytes}mb.log"
-        paths["log"].write_text(scheduler_log(log_megabytes))
-    return paths
+    where["slices"].write_text(yaml.dump(dump, Dumper=yaml.CSafeDumper, default_flow_style=False))
+    where["slices_json"].write_text(json.dumps(dump, indent=4))
+    where["templates"].write_text(yaml.dump_all(templates(template_count), Dumper=yaml.CSafeDumper))
+    where["lint"].write_text(yaml.dump_all(templates(lint_templates), Dumper=yaml.CSafeDumper))
+    if "log" in where:
+        where["log"].write_text(scheduler_log(log_megabytes))
+    return where
 
 
 if __name__ == "__main__":
     target = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "build" / "bench"
     nodes = int(sys.argv[2]) if len(sys.argv) > 2 else 1000
-    for name, path in write(target, nodes).items():
+    megabytes = int(sys.argv[3]) if len(sys.argv) > 3 else 200
+    for name, path in write(target, nodes, log_megabytes=megabytes).items():
         print(f"{name}: {path}")
