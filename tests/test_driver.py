@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 import yaml
 
-from gpu_dra.core import driver
-from gpu_dra.core.config import AllocationMode, DraDriver, StackConfig
+from gpu_dra.core import driver, gates
+from gpu_dra.core.config import AllocationMode, ChartName, DraDriver, StackConfig
 from gpu_dra.core.loader import load_stack
 from gpu_dra.core.nodes import node_labels, node_taints
 from gpu_dra.core.scheduling import helm_merge, schedules_on
@@ -213,3 +213,15 @@ def test_embedded_dra_plugin_placement_matches_the_chart() -> None:
     """The policy pack carries the chart's kubeletPlugin placement as data; it must be the pinned chart's."""
     chart = chart_defaults("dra-driver-nvidia-gpu", "0.4.1")["kubeletPlugin"]
     assert {key: chart[key] for key in ("nodeSelector", "affinity", "tolerations")} == driver.DRA_PLUGIN_DEFAULTS
+
+
+def test_dynamic_mig_follows_the_clusters_partitionable_devices_gate() -> None:
+    """The gate table decides: off on 1.35 unless an existing cluster runs it; on (beta) from 1.36."""
+    def conflicts(partitionable: bool) -> list[str]:
+        return [m for _, m in driver.gate_conflicts(ChartName.dra_driver_nvidia_gpu, "0.4.1", {"DynamicMIG": True},
+                                                    partitionable, [])]
+    assert any("DRAPartitionableDevices" in m for m in conflicts(False))
+    assert not any("DRAPartitionableDevices" in m for m in conflicts(True))
+    assert gates.enabled("DRAPartitionableDevices", "1.35", "existing", {"DRAPartitionableDevices": True})
+    assert not gates.enabled("DRAPartitionableDevices", "1.35", "eks", {"DRAPartitionableDevices": True})
+    assert gates.enabled("DRAPartitionableDevices", "1.36", "eks")

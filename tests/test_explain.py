@@ -10,11 +10,12 @@ import pytest
 import yaml
 
 from gpu_dra.core import inventory as inv
+from gpu_dra.core import nvidia
 from gpu_dra.core.explain import Claim, Explainer, claims_from_objects, in_use_from_claims
 from gpu_dra.core.loader import load_stack
 from gpu_dra.core.yamlsource import parse_documents
 
-from .conftest import ROOT
+from .conftest import ROOT, Project
 from .test_cli import gpu_dra
 
 DUMPS = ROOT / "tests" / "data" / "resourceslices"
@@ -240,3 +241,31 @@ def test_malformed_claims_are_clear_errors(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert "ResourceClaim c: spec.devices.constraints.0.requests" in result.stderr
     assert "internal error" not in result.stderr
+
+
+@pytest.mark.parametrize("level", [(0, 1), (0, 2), (0, 3), (0, 4)])
+def test_synthesized_devices_carry_what_the_driver_release_publishes(level: tuple[int, int]) -> None:
+    """One list of published names (nvidia.published_attributes) decides the synthesized devices' attributes."""
+    device = inv.synthesize_groups([inv.GroupSpec("h100", "p5.48xlarge", 1, True)], level).devices[0]
+    assert set(device.attributes) == nvidia.published_attributes(level, "gpu")
+
+
+def test_synthesized_p5_looks_like_the_real_p5_dump() -> None:
+    real = next(d for d in load(P5).devices if d.driver == "gpu.nvidia.com")
+    fake = inv.synthesize_groups([inv.GroupSpec("h100", "p5.48xlarge", 1, True)], (0, 3)).devices[0]
+    assert set(fake.attributes) == set(real.attributes) and fake.capacity == real.capacity
+    for name in ("productName", "architecture", "addressingMode", "cudaComputeCapability", "driverVersion"):
+        assert fake.attributes[name] == real.attributes[name], name
+
+
+def test_a_pci_bus_selector_is_safe_on_the_prod_fleet(project: Project) -> None:
+    """The selector is correct on real p5 nodes, so the fleet check must not call it unsafe (it once did: the
+    synthesized devices lacked the attribute and the lookup raised)."""
+    def add_template(team: dict[str, Any]) -> None:
+        team["claimTemplates"].append({"name": "gpu-on-pci-domain-0", "requests": [{
+            "name": "gpu", "deviceClass": "gpu.nvidia.com",
+            "selectors": ["device.attributes['resource.kubernetes.io'].pciBusID.startsWith('0000:')"]}]})
+    project.edit("stacks/teams/inference.yaml", add_template)
+    result = gpu_dra("--project-dir", str(project.root), "check", "--stack", "prod", "--format", "json")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert json.loads(result.stdout)["stacks"][0]["violations"] == []

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from gpu_dra.core.config import DRA_NODE_LABEL
+
 READS = (("resource.k8s.io", "v1", "resourceslices", "ResourceSlice"),
          ("resource.k8s.io", "v1", "deviceclasses", "DeviceClass"),
          ("resource.k8s.io", "v1", "resourceclaims", "ResourceClaim"))
@@ -44,8 +46,9 @@ def read_cluster(kubeconfig: str | None, context: str | None) -> tuple[list[dict
     finally:
         api_client.close()
     publishing = {(o.get("spec") or {}).get("nodeName") for o in objects if o["kind"] == "ResourceSlice"}
-    notes = [f"node {node.metadata.name} is labelled nvidia.com/gpu.present=true but publishes no ResourceSlice: "
+    key, value = DRA_NODE_LABEL
+    notes = [f"node {node.metadata.name} is labelled {key}={value} but publishes no ResourceSlice: "
              "is the DRA kubelet plugin running there?" for node in nodes
-             if (node.metadata.labels or {}).get("nvidia.com/gpu.present") == "true"
+             if (node.metadata.labels or {}).get(key) == value
              and node.metadata.name not in publishing]
     return objects, notes

@@ -452,6 +452,9 @@ OUT_HELP = ("one YAML file per object under <namespace>/ or _cluster/. gpu-dra l
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from gpu_dra.core.gates import DEFAULT_KUBERNETES_VERSION
+    from gpu_dra.core.nvidia import DEFAULT_CHART_VERSION
+
     parser = argparse.ArgumentParser(prog="gpu-dra", description="GPU scheduling on EKS with Kubernetes DRA.")
     parser.add_argument("--version", action="version", version=f"gpu-dra {__version__}")
     parser.add_argument("--project-dir", help="the gpu-dra project (default: found from the current directory)")
@@ -472,12 +475,14 @@ def build_parser() -> argparse.ArgumentParser:
     lint = verbs.add_parser("lint", help="check DeviceClass/ResourceClaim(Template) YAML offline: schema, CEL, "
                                          "lint rules, feature gates")
     lint.add_argument("paths", nargs="+", metavar="PATH", help="YAML files (multi-document or kind: List), or -")
-    lint.add_argument("--kubernetes-version", default="1.34", help="target Kubernetes minor version (default 1.34)")
+    lint.add_argument("--kubernetes-version", default=DEFAULT_KUBERNETES_VERSION,
+                      help=f"target Kubernetes minor version (default {DEFAULT_KUBERNETES_VERSION})")
     lint.add_argument("--platform", choices=["eks", "existing"], default="eks",
                       help="eks: upstream gate defaults, no alpha; existing: --feature-gates apply")
     lint.add_argument("--feature-gates", help="gates of an existing cluster, e.g. DRAConsumableCapacity=true")
     lint.add_argument("--chart", default="dra-driver-nvidia-gpu", help="NVIDIA DRA chart line (attribute catalog)")
-    lint.add_argument("--chart-version", default="0.4.1", help="NVIDIA DRA chart version (default 0.4.1)")
+    lint.add_argument("--chart-version", default=DEFAULT_CHART_VERSION,
+                      help=f"NVIDIA DRA chart version (default {DEFAULT_CHART_VERSION})")
     lint.add_argument("--format", choices=["text", "json"], default="text")
     lint.set_defaults(func=cmd_lint)
 

@@ -26,12 +26,12 @@ from pydantic.alias_generators import to_camel
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from gpu_dra.core import gates
+from gpu_dra.core.gates import DEFAULT_KUBERNETES_VERSION
 from gpu_dra.core.hardware import INSTANCE_TYPES
-from gpu_dra.core.nvidia import DRIVER_NAME
+from gpu_dra.core.nvidia import DEFAULT_CHART_VERSION, DRIVER_NAME
 from gpu_dra.core.quantity import QuantityError, parse_quantity
 
 SUPPORTED_KUBERNETES_VERSIONS = ("1.34", "1.35", "1.36")
-DEFAULT_KUBERNETES_VERSION = "1.34"
 
 _LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$")
 _LABEL_KEY = re.compile(r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
@@ -507,7 +507,7 @@ class DraDriver(Model):
     """NVIDIA's DRA driver chart; the version is always pinned."""
 
     chart: ChartName = ChartName.dra_driver_nvidia_gpu
-    version: str = Field(default="0.4.1", pattern=r"^v?\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$",
+    version: str = Field(default=DEFAULT_CHART_VERSION, pattern=r"^v?\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$",
                          description="An exact chart version, never a range")
     repository: str | None = Field(default=None, pattern=r"^(oci|https)://",
                                    description="Default: the chart's official registry")

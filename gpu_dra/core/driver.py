@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from gpu_dra.core import gates as kubernetes_gates
 from gpu_dra.core.config import (
     DRA_NODE_LABEL,
     GPU_TAINT_KEY,
@@ -106,6 +107,9 @@ def release_level(driver: DraDriver) -> tuple[int, int]:
     return _CALENDAR_TO_SEMVER.get((major, minor), (0, 4) if (major, minor) > (26, 4) else (0, 1))
 
 
+DEFAULT_LEVEL = release_level(DraDriver())  # what lint and the pack assume when no chart is named
+
+
 def chart_reference(driver: DraDriver) -> str:
     repository = driver.repository or CHART_LINES[driver.chart].repository
     return f"{repository.rstrip('/')}/{driver.chart.value}"
@@ -119,17 +123,14 @@ def effective_gates(driver: DraDriver) -> dict[str, bool]:
     return gates
 
 
-def effective_gates_of(chart: ChartName, version: str, feature_gates: dict[str, bool]) -> dict[str, bool]:
-    return effective_gates(DraDriver.model_validate({"chart": chart.value, "version": version,
-                                                     "featureGates": feature_gates}))
-
-
-def gate_conflicts(chart: ChartName, version: str, feature_gates: dict[str, bool], kubernetes_version: str,
+def gate_conflicts(chart: ChartName, version: str, feature_gates: dict[str, bool], partitionable_devices: bool,
                    sharing: list[tuple[str, SharingStrategy]]) -> list[tuple[str | None, str]]:
     """Driver gate mistakes as (what, message), `what` being "version", a gate name, or None for a template's
     sharing: one source for config validation and the policy pack.
 
-    `sharing` lists (who, strategy) for every claim template asking for time-slicing or MPS.
+    `partitionable_devices`: whether the cluster runs the Kubernetes gate DRAPartitionableDevices (the gate table
+    decides, per version and platform). `sharing` lists (who, strategy) for every claim template asking for
+    time-slicing or MPS.
     """
     problems: list[tuple[str | None, str]] = []
     line = CHART_LINES[chart]
@@ -154,9 +155,9 @@ def gate_conflicts(chart: ChartName, version: str, feature_gates: dict[str, bool
     for gate_name, needed in REQUIRED_GATES:
         if gates.get(gate_name) and not gates.get(needed):
             problems.append((gate_name, f"{gate_name} needs {needed} on"))
-    if gates.get("DynamicMIG") and kubernetes_version in ("1.34", "1.35"):
-        problems.append(("DynamicMIG", "DynamicMIG needs the Kubernetes gate DRAPartitionableDevices, alpha and off "
-                                       "before 1.36"))
+    if gates.get("DynamicMIG") and not partitionable_devices:
+        problems.append(("DynamicMIG", "DynamicMIG needs the Kubernetes gate DRAPartitionableDevices, which this "
+                                       "cluster does not run (alpha and off before 1.36; EKS runs no alpha gates)"))
     for who, strategy in sharing:
         needed = SHARING_GATES[strategy]
         if not gates.get(needed):
@@ -171,8 +172,11 @@ def gate_problems(config: StackConfig, teams: list[Team]) -> list[tuple[tuple[st
     sharing = [(f"team {team.name}'s template {t.name}", t.sharing.strategy)
                for team in teams for t in team.claim_templates if t.sharing is not None]
     out: list[tuple[tuple[str | int, ...], str]] = []
-    for gate, message in gate_conflicts(driver.chart, driver.version, dict(driver.feature_gates),
-                                        config.cluster.kubernetes_version, sharing):
+    cluster = config.cluster
+    partitionable = kubernetes_gates.enabled("DRAPartitionableDevices", cluster.kubernetes_version,
+                                             cluster.platform.value, cluster.feature_gates)
+    for gate, message in gate_conflicts(driver.chart, driver.version, dict(driver.feature_gates), partitionable,
+                                        sharing):
         if gate == "version":
             out.append((("version",), message))
         else:
@@ -245,7 +249,7 @@ _NFD_OR_LABEL_TERMS = [
                            "values": ["true"]}]},
     {"matchExpressions": [{"key": "feature.node.kubernetes.io/cpu-model.vendor_id", "operator": "In",
                            "values": ["NVIDIA"]}]},
-    {"matchExpressions": [{"key": "nvidia.com/gpu.present", "operator": "In", "values": ["true"]}]},
+    {"matchExpressions": [{"key": DRA_NODE_LABEL[0], "operator": "In", "values": [DRA_NODE_LABEL[1]]}]},
 ]
 DRA_PLUGIN_DEFAULTS: dict[str, Any] = {
     "nodeSelector": {},

@@ -89,7 +89,6 @@ class Explainer:
         self._results: dict[tuple[str, Any], tuple[bool, str | None]] = {}
         self._specs: dict[tuple[str, ...], tuple[tuple[str, str, str | None], ...] | None] = {}
         self._fleets: dict[int, _Fleet] = {}
-        self._broken: dict[int, bool] = {}
 
     # ------------------------------------------------------------------------------------------- evaluation
 
@@ -126,10 +125,7 @@ class Explainer:
         if spec is None:
             return device.shape
         # A device whose attributes do not convert (a bad version) errors whatever the selector reads.
-        broken = self._broken.get(id(device))
-        if broken is None:
-            broken = self._broken[id(device)] = bool(device_view(device.driver, device.attributes).problems)
-        return (device.driver, device.allow_multiple_allocations, broken,
+        return (device.driver, device.allow_multiple_allocations, device.unreadable,
                 tuple(_project(device, field) for field in spec))
 
     def _fleet(self, inventory: Inventory) -> _Fleet:

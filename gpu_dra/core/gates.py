@@ -16,9 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 VERSIONS = ("1.33", "1.34", "1.35", "1.36", "1.37")
-SOURCE = ("kubernetes/kubernetes@ead35706:staging/src/k8s.io/kube-scheduler/pkg/features/kube_features.go and "
-          "pkg/features/kube_features.go (1.35 cycle); Kubernetes blog, DRA in v1.34 and v1.36 "
-          "(docs/sources.md#feature-gates-per-version)")
+DEFAULT_KUBERNETES_VERSION = "1.34"  # of new stacks, and what lint and the pack assume when none is named
 
 
 @dataclass(frozen=True)
@@ -81,4 +79,3 @@ ADMIN_ACCESS = GuardedField("DRAAdminAccess", "adminAccess")
 DEVICE_TAINTS = GuardedField("DRADeviceTaints", "tolerations")
 CAPACITY_REQUESTS = GuardedField("DRAConsumableCapacity", "capacity requests")
 DISTINCT_ATTRIBUTE = GuardedField("DRAConsumableCapacity", "distinctAttribute")
-MULTIPLE_ALLOCATIONS = GuardedField("DRAConsumableCapacity", "device.allowMultipleAllocations in CEL")

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
+from gpu_dra.core.cel import device_view
 from gpu_dra.core.config import AllocationMode, StackConfig
-from gpu_dra.core.hardware import INSTANCE_TYPES
-from gpu_dra.core.nvidia import DRIVER_NAME, STANDARD_DOMAIN
+from gpu_dra.core.driver import release_level
+from gpu_dra.core.hardware import INSTANCE_TYPES, InstanceType
+from gpu_dra.core.nvidia import DRIVER_NAME, STANDARD_DOMAIN, published_attributes
 from gpu_dra.core.yamlsource import Located
 
 ALL_NODES = "*"  # a device reachable from every node (spec.allNodes)
@@ -36,6 +39,11 @@ class Device:
         """What selectors can see: equal shapes give equal results, so each is evaluated once."""
         return (self.driver, tuple(sorted((k, tuple(sorted(v.items()))) for k, v in self.attributes.items())),
                 tuple(sorted(self.capacity.items())), self.allow_multiple_allocations)
+
+    @cached_property
+    def unreadable(self) -> bool:
+        """Some attribute does not convert to its CEL type (a bad version string): every selector errors on it."""
+        return bool(device_view(self.driver, self.attributes).problems)
 
     def typed_attribute(self, qualified: str) -> tuple[str, Any] | None:
         """(type, value) of an attribute, as the allocator compares them: same type and value (lists as tuples)."""
@@ -122,6 +130,8 @@ def from_documents(source: str, documents: list[Located]) -> Inventory:
 # Attributes the catalog cannot know per device; values as published by current drivers (the real p5 dump).
 SYNTHETIC_DRIVER_VERSION = "580.105.8"
 SYNTHETIC_CUDA_DRIVER_VERSION = "13.0.0"
+# NVML's addressing mode: HMM on x86 hosts (real EKS p5 dump), ATS on Grace (real GB200 dump); tests/data.
+ADDRESSING_MODES = {"x86_64": "HMM", "arm64": "ATS"}
 
 
 @dataclass(frozen=True)
@@ -137,10 +147,37 @@ class GroupSpec:
 def synthesize(config: StackConfig) -> Inventory:
     """Every DRA node group at its max size, each node with the GPUs its first instance type carries."""
     return synthesize_groups([GroupSpec(g.name, g.instance_types[0], g.scaling.max,
-                                        g.allocation_mode is AllocationMode.dra) for g in config.node_groups])
+                                        g.allocation_mode is AllocationMode.dra) for g in config.node_groups],
+                             release_level(config.dra_driver))
 
 
-def synthesize_groups(groups: list[GroupSpec]) -> Inventory:
+def synthetic_attributes(itype: InstanceType, node: str, index: int, level: tuple[int, int]) -> dict[str, Any]:
+    """The attributes the pinned driver release publishes for GPU `index` of a node (nvidia.published_attributes:
+    the one list of names), valued from the instance catalog, with per-device ids laid out as on a real p5: one
+    PCIe root and bus per GPU."""
+    model = itype.gpu
+    bus = f"0000:{0x53 + 0x11 * index:02x}:00.0"
+    values: dict[str, dict[str, Any]] = {
+        "type": {"string": "gpu"},
+        "uuid": {"string": f"GPU-synthetic-{node}-{index}"},
+        "productName": {"string": model.product_name},
+        "brand": {"string": "Nvidia"},
+        "architecture": {"string": model.architecture},
+        "cudaComputeCapability": {"version": model.compute_capability},
+        "driverVersion": {"version": SYNTHETIC_DRIVER_VERSION},
+        "cudaDriverVersion": {"version": SYNTHETIC_CUDA_DRIVER_VERSION},
+        "addressingMode": {"string": ADDRESSING_MODES[itype.cpu_arch]},
+        f"{STANDARD_DOMAIN}/pcieRoot": {"string": f"pci0000:{0x44 + 0x11 * index:02x}"},
+        f"{STANDARD_DOMAIN}/pciBusID": {"string": bus},
+        "pcieBusID": {"string": bus},
+        "index": {"int": index},
+        "minor": {"int": index},
+    }
+    return {name: values[name] for name in sorted(published_attributes(level, "gpu"))}
+
+
+def synthesize_groups(groups: list[GroupSpec], level: tuple[int, int]) -> Inventory:
+    """`level`: the driver release (0.x numbering) whose published attributes the devices carry."""
     inventory = Inventory()
     for group in groups:
         if not group.dra:
@@ -156,19 +193,8 @@ def synthesize_groups(groups: list[GroupSpec]) -> Inventory:
         for n in range(group.max_nodes):
             node = f"{group.name}-{n}"
             for g in range(itype.gpus):
-                attributes = {
-                    "type": {"string": "gpu"},
-                    "uuid": {"string": f"GPU-synthetic-{node}-{g}"},
-                    "productName": {"string": model.product_name},
-                    "brand": {"string": "Nvidia"},
-                    "architecture": {"string": model.architecture},
-                    "cudaComputeCapability": {"version": model.compute_capability},
-                    "driverVersion": {"version": SYNTHETIC_DRIVER_VERSION},
-                    "cudaDriverVersion": {"version": SYNTHETIC_CUDA_DRIVER_VERSION},
-                    # One PCIe root per GPU, as in the real p5 dump (tests/data/resourceslices; NVIDIA/aicr@19edc950).
-                    f"{STANDARD_DOMAIN}/pcieRoot": {"string": f"pci0000:{0x44 + 0x11 * g:02x}"},
-                }
                 inventory.devices.append(Device(node=node, driver=DRIVER_NAME, pool=node, name=f"gpu-{g}",
-                                                attributes=attributes, capacity={"memory": model.memory},
+                                                attributes=synthetic_attributes(itype, node, g, level),
+                                                capacity={"memory": model.memory},
                                                 source=f"synthesized from node group {group.name}"))
     return inventory

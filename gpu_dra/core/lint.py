@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from gpu_dra.core import nvidia
 from gpu_dra.core.cel.lexer import Lookup, Token, device_lookups, tokenize
+from gpu_dra.core.driver import DEFAULT_LEVEL
 from gpu_dra.core.hardware import GPU_MODELS
 from gpu_dra.core.quantity import QuantityError, parse_quantity
 from gpu_dra.core.selectors import KNOWN_PRODUCT_NAMES
@@ -32,7 +33,7 @@ class SelectorContext:
 
     class_selector: bool = False
     device_types: tuple[str, ...] = nvidia.DEVICE_TYPES
-    driver_level: tuple[int, int] = (0, 4)
+    driver_level: tuple[int, int] = DEFAULT_LEVEL
 
 
 def _qualified_name(lookup: Lookup) -> str | None:

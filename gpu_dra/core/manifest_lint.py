@@ -13,6 +13,7 @@ from typing import Any
 
 from gpu_dra.core import gates, k8s_schema, nvidia
 from gpu_dra.core.cel import CompileError, compile_selector
+from gpu_dra.core.driver import DEFAULT_LEVEL
 from gpu_dra.core.lint import ERROR, WARNING, SelectorContext, lint_selector
 from gpu_dra.core.yamlsource import Located, format_path
 
@@ -40,10 +41,10 @@ class Finding:
 class Target:
     """The cluster the manifests are meant for."""
 
-    kubernetes_version: str = "1.34"
+    kubernetes_version: str = gates.DEFAULT_KUBERNETES_VERSION
     platform: str = "eks"
     feature_gates: dict[str, bool] = field(default_factory=dict)
-    driver_level: tuple[int, int] = (0, 4)
+    driver_level: tuple[int, int] = DEFAULT_LEVEL
 
     def enabled(self, gate: str) -> bool:
         return gates.enabled(gate, self.kubernetes_version, self.platform, self.feature_gates)

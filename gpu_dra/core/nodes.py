@@ -28,7 +28,10 @@ from gpu_dra.core.config import (
 from gpu_dra.core.hardware import INSTANCE_TYPES
 
 ALLOCATION_LABEL = DEVICE_PLUGIN_NODE_LABEL[0]  # dra or device-plugin
-NODE_GROUP_LABEL = "gpu-dra.io/node-group"
+NODE_GROUP_LABEL = "gpu-dra.io/node-group"  # also the instances' tag
+# Tags on the cluster: which stack and environment it serves (the policy pack reads the environment from it).
+STACK_TAG = "gpu-dra.io/stack"
+ENVIRONMENT_TAG = "gpu-dra.io/environment"
 # Which device plugin serves a device-plugin group: Bottlerocket's built-in one, or NVIDIA's chart (AL2023 ships none).
 DEVICE_PLUGIN_SOURCE_LABEL = "gpu-dra.io/device-plugin"
 SYSTEM_NODE_LABEL = ("gpu-dra.io/role", "system")

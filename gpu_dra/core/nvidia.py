@@ -11,6 +11,7 @@ from __future__ import annotations
 import fnmatch
 
 DRIVER_NAME = "gpu.nvidia.com"
+DEFAULT_CHART_VERSION = "0.4.1"  # of the default chart line, dra-driver-nvidia-gpu
 STANDARD_DOMAIN = "resource.kubernetes.io"
 
 # DeviceClasses the chart installs; a stack may not define them itself.

@@ -17,13 +17,15 @@ from typing import Any
 
 from gpu_dra.core import driver, gates, nvidia
 from gpu_dra.core.cel import CompileError, compile_selector
-from gpu_dra.core.config import ChartName, DraDriver, SharingStrategy
+from gpu_dra.core.config import DRA_NODE_LABEL, ChartName, DraDriver, SharingStrategy
 from gpu_dra.core.explain import Explainer, claims_from_objects, classes_from_objects
+from gpu_dra.core.gates import DEFAULT_KUBERNETES_VERSION
 from gpu_dra.core.inventory import GroupSpec, synthesize_groups
 from gpu_dra.core.lint import SelectorContext, lint_selector
 from gpu_dra.core.manifest_lint import ManifestObject, claim_devices, gate_sites, selector_sites
 from gpu_dra.core.manifests import ADMIN_ACCESS_LABEL, CLAIMS_QUOTA, device_quota_name
-from gpu_dra.core.nodes import EKS_TAINT_EFFECTS
+from gpu_dra.core.nodes import EKS_TAINT_EFFECTS, ENVIRONMENT_TAG, NODE_GROUP_LABEL
+from gpu_dra.core.nvidia import DEFAULT_CHART_VERSION
 from gpu_dra.core.yamlsource import Located, format_path
 
 ADVISORY, MANDATORY = "advisory", "mandatory"
@@ -54,12 +56,12 @@ class Resource:
 class Context:
     """Facts about the target cluster: from the stack's own resources when present, else from pack config."""
 
-    kubernetes_version: str = "1.34"
+    kubernetes_version: str = DEFAULT_KUBERNETES_VERSION
     platform: str = "eks"
     feature_gates: dict[str, bool] = field(default_factory=dict)
     environment: str = "dev"
     chart: ChartName = ChartName.dra_driver_nvidia_gpu
-    chart_version: str = "0.4.1"
+    chart_version: str = DEFAULT_CHART_VERSION
     driver_gates: dict[str, bool] = field(default_factory=dict)
     today: datetime.date = field(default_factory=datetime.date.today)
 
@@ -79,12 +81,12 @@ def _minor(version: Any) -> str:
 
 def context_from(resources: Iterable[Resource], config: Mapping[str, Any]) -> Context:
     context = Context(
-        kubernetes_version=str(config.get("kubernetesVersion", "1.34")),
+        kubernetes_version=str(config.get("kubernetesVersion", DEFAULT_KUBERNETES_VERSION)),
         platform=str(config.get("platform", "eks")),
         feature_gates={k: bool(v) for k, v in (config.get("featureGates") or {}).items()},
         environment=str(config.get("environment", "dev")),
         chart=ChartName(config.get("chart", ChartName.dra_driver_nvidia_gpu.value)),
-        chart_version=str(config.get("chartVersion", "0.4.1")),
+        chart_version=str(config.get("chartVersion", DEFAULT_CHART_VERSION)),
     )
     if config.get("today"):
         context.today = datetime.date.fromisoformat(str(config["today"]))
@@ -95,8 +97,8 @@ def context_from(resources: Iterable[Resource], config: Mapping[str, Any]) -> Co
             if props.get("version"):
                 context.kubernetes_version = _minor(props["version"])
             tags = props.get("tags") or {}
-            if tags.get("gpu-dra.io/environment"):
-                context.environment = str(tags["gpu-dra.io/environment"])
+            if tags.get(ENVIRONMENT_TAG):
+                context.environment = str(tags[ENVIRONMENT_TAG])
         elif resource.type == CHART_TYPE and _is_dra_chart(props):
             chart_name = str(props.get("chart", "")).rstrip("/").rsplit("/", 1)[-1]
             if chart_name in {c.value for c in ChartName}:
@@ -213,26 +215,26 @@ def _node_groups(resources: list[Resource]) -> list[tuple[Resource, str, list[st
             continue
         props = resource.props
         labels = {str(k): str(v) for k, v in (props.get("labels") or {}).items()}
-        if "gpu-dra.io/node-group" not in labels:
+        if NODE_GROUP_LABEL not in labels:
             continue  # the system group, or a group gpu-dra does not manage
         scaling = props.get("scalingConfig") or {}
         taints = [{"key": t.get("key"), "value": t.get("value"), "effect": effects.get(t.get("effect"),
                                                                                       t.get("effect"))}
                   for t in props.get("taints") or []]
-        found.append((resource, labels["gpu-dra.io/node-group"], list(props.get("instanceTypes") or []),
+        found.append((resource, labels[NODE_GROUP_LABEL], list(props.get("instanceTypes") or []),
                       int(scaling.get("maxSize", 0) or 0), labels, taints))
     return found
 
 
-def _fleet(resources: list[Resource]) -> Any:
-    groups = [GroupSpec(name, types[0] if types else "", max_size, labels.get("nvidia.com/gpu.present") == "true")
+def _fleet(resources: list[Resource], context: Context) -> Any:
+    groups = [GroupSpec(name, types[0] if types else "", max_size, labels.get(DRA_NODE_LABEL[0]) == DRA_NODE_LABEL[1])
               for _, name, types, max_size, labels, _ in _node_groups(resources)]
-    return synthesize_groups(groups) if groups else None
+    return synthesize_groups(groups, context.driver_level) if groups else None
 
 
 def _explain_on_fleet(resources: list[Resource], context: Context) -> list[tuple[str, Any, str]]:
     """(claim, report, urn) for every claim and template on the fleet synthesized from the node groups."""
-    fleet = _fleet(resources)
+    fleet = _fleet(resources, context)
     if fleet is None or not fleet.devices:
         return []
     objects = [dict(r.props) for r in _dra_objects(resources)]
@@ -317,7 +319,7 @@ def nvidia_driver_gates(resources: list[Resource], context: Context) -> list[tup
     if not any(r.type == CHART_TYPE and _is_dra_chart(r.props) for r in resources):
         return []
     problems = driver.gate_conflicts(context.chart, context.chart_version, context.driver_gates,
-                                     context.kubernetes_version, _sharing(resources))
+                                     context.gate_on("DRAPartitionableDevices"), _sharing(resources))
     return [(message, "") for _, message in problems]
 
 
