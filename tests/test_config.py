@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from gpu_dra.core.config import Environment
+from gpu_dra.core.findings import ConfigError, Finding
 from gpu_dra.core.loader import load_stack
-from gpu_dra.core.problems import ConfigError, Problem
 
 from .conftest import ROOT, STACKS, Project
 
@@ -51,10 +51,10 @@ def _set(path: list[Any], value: Any):
     return change
 
 
-def _problems_of(project: Project, stack: str) -> list[Problem]:
+def _problems_of(project: Project, stack: str) -> list[Finding]:
     with pytest.raises(ConfigError) as caught:
         load_stack(project.root, stack)
-    return caught.value.problems
+    return caught.value.findings
 
 
 def _problems(project: Project, stack: str = "prod") -> list[str]:
@@ -208,9 +208,9 @@ def test_gate_missing_from_the_clusters_version_is_named(project: Project) -> No
         config["gpu-dra:cluster"] = {"name": "lab", "platform": "existing", "kubeconfig": {"path": "~/.kube/config"},
                                      "kubernetesVersion": "1.34", "featureGates": {"DRAListTypeAttributes": True}}
     project.edit_stack("dev", gates)
-    assert [str(p).split(": ", 1)[1] for p in _problems_of(project, "dev")] == [
-        "gpu-dra:cluster.featureGates.DRAListTypeAttributes: DRAListTypeAttributes does not exist in Kubernetes 1.34 "
-        "(it arrives in 1.36), and components refuse to start with an unknown gate; remove it"]
+    assert [(f.path, f.message) for f in _problems_of(project, "dev")] == [
+        ("gpu-dra:cluster.featureGates.DRAListTypeAttributes", "DRAListTypeAttributes does not exist in Kubernetes "
+         "1.34 (it arrives in 1.36), and components refuse to start with an unknown gate; remove it")]
 
 
 @pytest.mark.parametrize("written,expected", [
@@ -231,7 +231,7 @@ def test_problem_carries_the_line(project: Project) -> None:
     project.edit_stack("prod", _set(["gpu-dra:nodeGroups", 1, "scaling"], {"min": 4, "desired": 4, "max": 2}))
     with pytest.raises(ConfigError) as caught:
         load_stack(project.root, "prod")
-    problem = caught.value.problems[0]
+    problem = caught.value.findings[0]
     lines = (project.root / "stacks/Pulumi.prod.yaml").read_text().splitlines()
     assert problem.line is not None and "max" in lines[problem.line - 1]
 

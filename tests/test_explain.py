@@ -100,7 +100,8 @@ def test_a_runtime_error_on_any_device_aborts_the_claim() -> None:
     report = Explainer({}).explain(claim([exactly(1, ("device.attributes['gpu.nvidia.com'].memory == 1",))]),
                                    load(P5))
     assert report.allocatable is False
-    assert report.errors == ["claim default/test: selector #0: CEL runtime error: no such key: memory"]
+    assert [(e.rule, e.message) for e in report.errors] == [
+        ("cel-runtime-error", "claim default/test: selector #0: CEL runtime error: no such key: memory")]
     assert "aborts the whole claim" in report.reason
 
 
@@ -135,7 +136,8 @@ def test_devices_in_use_are_skipped_unless_admin_access() -> None:
 
 def test_unknown_class_is_reported() -> None:
     report = Explainer({}).explain(claim([exactly(1, klass="gpu-b200")]), load(P5))
-    assert report.errors == ["request gpu: device class gpu-b200 does not exist"]
+    assert [(e.rule, e.message) for e in report.errors] == [
+        ("device-class-missing", "request gpu: device class gpu-b200 does not exist")]
 
 
 def test_v1beta1_slices_are_read() -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from gpu_dra import __version__
-from gpu_dra.core.problems import ConfigError
+from gpu_dra.core.findings import ConfigError
 
 # Every verb imports what it needs when it runs: `--help` and the light verbs never pay for pydantic or Pulumi.
 
@@ -420,7 +420,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         try:
             found += check.check_stack(root, name)
         except ConfigError as error:
-            problems += error.problems
+            problems += error.findings
     if problems:
         raise ConfigError(problems)
     if args.format == "json":

@@ -19,10 +19,14 @@ from gpu_dra.core.allocator import Allocation, Choice, Constraint, allocate
 from gpu_dra.core.cel import CompileError, compile_selector, device_view, evaluate
 from gpu_dra.core.cel.compile import CompiledSelector
 from gpu_dra.core.cel.lexer import device_lookups, tokenize
+from gpu_dra.core.findings import ERROR, Finding
 from gpu_dra.core.inventory import ALL_NODES, Device, Inventory
 from gpu_dra.core.manifest_lint import REQUEST_FIELDS
 
 EXAMPLES = 5  # devices shown per reason in JSON reports unless every device is asked for
+# Rules of the errors that stop a claim before allocation is tried.
+CEL_COMPILE, CEL_RUNTIME = "cel-compile", "cel-runtime-error"
+INVALID_CLAIM, MISSING_CLASS = "invalid-claim", "device-class-missing"
 
 
 @dataclass(frozen=True)
@@ -48,7 +52,7 @@ class ClaimReport:
     allocatable: bool = False
     nodes: list[str] = field(default_factory=list)
     requests: list[RequestReport] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
+    errors: list[Finding] = field(default_factory=list)  # what stops the claim before allocation is tried
     reason: str = ""
     solution: tuple[str, list[Allocation]] | None = None
 
@@ -61,7 +65,8 @@ class ClaimReport:
                                                       "device": d.name} for d in shown]}
 
         return {
-            "claim": self.claim, "allocatable": self.allocatable, "nodes": self.nodes, "errors": self.errors,
+            "claim": self.claim, "allocatable": self.allocatable, "nodes": self.nodes,
+            "errors": [{"rule": e.rule, "message": e.message} for e in self.errors],
             "reason": self.reason,
             "requests": [{
                 "name": r.name,
@@ -86,7 +91,7 @@ class Explainer:
         self.classes = {**nvidia.CHART_CLASS_SELECTORS, **classes}
         self.consumable_capacity = consumable_capacity
         self._compiled: dict[str, CompiledSelector | CompileError] = {}
-        self._results: dict[tuple[str, Any], tuple[bool, str | None]] = {}
+        self._results: dict[tuple[str, Any], tuple[bool, Finding | None]] = {}
         self._specs: dict[tuple[str, ...], tuple[tuple[str, str, str | None], ...] | None] = {}
         self._fleets: dict[int, _Fleet] = {}
 
@@ -101,17 +106,18 @@ class Explainer:
                 self._compiled[expression] = error
         return self._compiled[expression]
 
-    def _evaluate(self, expression: str, device: Device) -> tuple[bool, str | None]:
-        """(matches, runtime error) for one selector on one device, once per distinct view of the device."""
+    def _evaluate(self, expression: str, device: Device) -> tuple[bool, Finding | None]:
+        """(matches, the error that aborts allocation) for one selector on one device, once per distinct view."""
         key = (expression, self._device_key(device, self._spec([expression])))
         if key not in self._results:
             compiled = self._compile(expression)
             if isinstance(compiled, CompileError):
-                self._results[key] = (False, f"CEL compile error: {compiled.message}")
+                self._results[key] = (False, Finding(CEL_COMPILE, ERROR, f"CEL compile error: {compiled.message}"))
             else:
                 view = device_view(device.driver, device.attributes, device.capacity, device.allow_multiple_allocations)
                 result = evaluate(compiled, view)
-                self._results[key] = (result.matches, f"CEL runtime error: {result.error}" if result.error else None)
+                error = Finding(CEL_RUNTIME, ERROR, f"CEL runtime error: {result.error}") if result.error else None
+                self._results[key] = (result.matches, error)
         return self._results[key]
 
     def _spec(self, expressions: Iterable[str]) -> tuple[tuple[str, str, str | None], ...] | None:
@@ -154,14 +160,15 @@ class Explainer:
         return None
 
     def _judge(self, device: Device, class_name: str, selectors: list[str],
-               claim: str) -> tuple[bool, str | None, str | None]:
+               claim: str) -> tuple[bool, str | None, Finding | None]:
         """(passes, rejection reason, fatal error) for class then request selectors, as the allocator orders them."""
         stages = [(f"class {class_name}", self.classes[class_name]), (f"claim {claim}", selectors)]
         for owner, expressions in stages:
             for index, expression in enumerate(expressions):
                 matches, error = self._evaluate(expression, device)
                 if error is not None:
-                    return False, None, f"{owner}: selector #{index}: {error}"
+                    return False, None, error.at(message=f"{owner}: selector #{index}: {error.message}",
+                                                 object=claim, path=f"{owner} selector #{index}")
                 if not matches:
                     term = self._failing_term(expression, device)
                     prefix = f"class {class_name}: " if owner.startswith("class") else ""
@@ -173,7 +180,7 @@ class Explainer:
     def explain(self, claim: Claim, inventory: Inventory, in_use: Mapping[Any, str] | None = None) -> ClaimReport:
         report = ClaimReport(claim.name)
         if claim.problem:
-            report.errors.append(claim.problem)
+            report.errors.append(Finding(INVALID_CLAIM, ERROR, claim.problem, object=claim.name))
             report.reason = claim.problem
             return report
         in_use = {key: owner for key, owner in (in_use or {}).items() if owner != claim.name}  # its own: not busy
@@ -190,7 +197,8 @@ class Explainer:
                 report.requests.append(request_report)
                 class_name = spec.get("deviceClassName", "")
                 if class_name not in self.classes:
-                    report.errors.append(f"request {label}: device class {class_name} does not exist")
+                    report.errors.append(Finding(MISSING_CLASS, ERROR, f"request {label}: device class {class_name} "
+                                                                       "does not exist", object=claim.name))
                     continue
                 selectors = [s.get("cel", {}).get("expression", "") for s in spec.get("selectors") or []]
                 expressions = [*self.classes[class_name], *selectors]
@@ -200,7 +208,7 @@ class Explainer:
                     if fatal:
                         if fatal not in report.errors:
                             report.errors.append(fatal)
-                        request_report.rejected.setdefault(f"aborts the claim: {fatal}", []).extend(group)
+                        request_report.rejected.setdefault(f"aborts the claim: {fatal.message}", []).extend(group)
                     elif passes:
                         request_report.matching.extend(group)
                         passing.append(index)
@@ -212,8 +220,9 @@ class Explainer:
                 choices.append((choice, (self._spec(expressions), tuple(passing))))
             choices_by_request.append((name, choices))
         if report.errors:
-            report.reason = report.errors[0] + (" (a CEL runtime error on any device aborts the whole claim)"
-                                                if "runtime error" in report.errors[0] else "")
+            first = report.errors[0]
+            report.reason = first.message + (" (a CEL runtime error on any device aborts the whole claim)"
+                                             if first.rule == CEL_RUNTIME else "")
             return report
         constraints = [Constraint(tuple(c.get("requests") or ()), c.get("matchAttribute"), c.get("distinctAttribute"))
                        for c in claim.devices.get("constraints") or []]

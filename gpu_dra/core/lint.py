@@ -12,19 +12,10 @@ from dataclasses import dataclass
 from gpu_dra.core import nvidia
 from gpu_dra.core.cel.lexer import Lookup, Token, device_lookups, tokenize
 from gpu_dra.core.driver import DEFAULT_LEVEL
+from gpu_dra.core.findings import ERROR, WARNING, Finding
 from gpu_dra.core.hardware import GPU_MODELS
 from gpu_dra.core.quantity import QuantityError, parse_quantity
 from gpu_dra.core.selectors import KNOWN_PRODUCT_NAMES
-
-ERROR, WARNING = "error", "warning"
-
-
-@dataclass(frozen=True)
-class LintFinding:
-    rule: str
-    severity: str
-    message: str
-    fix: str | None = None
 
 
 @dataclass(frozen=True)
@@ -88,11 +79,11 @@ def _regex_matches(pattern: str, name: str) -> bool:
         return True  # the compiler reports invalid patterns; do not guess here
 
 
-def lint_selector(expression: str, context: SelectorContext = SelectorContext()) -> list[LintFinding]:
+def lint_selector(expression: str, context: SelectorContext = SelectorContext()) -> list[Finding]:
     tokens = tokenize(expression)
     if tokens is None:
         return []
-    findings: list[LintFinding] = []
+    findings: list[Finding] = []
     text = " ".join(t.text for t in tokens)
     lookups = device_lookups(tokens)
     published = {t: nvidia.published_attributes(context.driver_level, t) for t in context.device_types}
@@ -111,7 +102,7 @@ def lint_selector(expression: str, context: SelectorContext = SelectorContext())
             continue
         reported.add(key)
         if lookup.map == "attributes" and name in every_capacity and name not in every_attribute:
-            findings.append(LintFinding(
+            findings.append(Finding(
                 "capacity-as-attribute", ERROR,
                 f"{name} is a capacity, not an attribute: device.attributes['{lookup.domain}'].{lookup.name} "
                 f"raises 'no such key: {lookup.name}' on every device, which aborts the claim",
@@ -121,13 +112,13 @@ def lint_selector(expression: str, context: SelectorContext = SelectorContext())
             why = nvidia.RENAMED_OR_REMOVED.get(name, "not published by NVIDIA's driver")
             fix = ("device.attributes['resource.kubernetes.io'].pciBusID" if name == "pcieBusID"
                    else "select on an attribute the driver publishes: " + ", ".join(sorted(every_attribute)))
-            findings.append(LintFinding("unknown-attribute", ERROR,
-                                        f"attribute {name} is {why}; the lookup raises 'no such key'", fix))
+            findings.append(Finding("unknown-attribute", ERROR,
+                                    f"attribute {name} is {why}; the lookup raises 'no such key'", fix))
             continue
         if lookup.map == "capacity" and name not in every_capacity:
-            findings.append(LintFinding("unknown-capacity", ERROR,
-                                        f"capacity {name} is not published by NVIDIA's driver (it publishes: "
-                                        f"{', '.join(sorted(every_capacity))})", None))
+            findings.append(Finding("unknown-capacity", ERROR,
+                                    f"capacity {name} is not published by NVIDIA's driver (it publishes: "
+                                    f"{', '.join(sorted(every_capacity))})"))
             continue
         source = (published if lookup.map == "attributes"
                   else {t: nvidia.published_capacity(t) for t in context.device_types})
@@ -135,7 +126,7 @@ def lint_selector(expression: str, context: SelectorContext = SelectorContext())
         omitted = lookup.map == "attributes" and name in nvidia.SOMETIMES_OMITTED
         if (lacking or omitted) and not _guarded(tokens, lookup):
             who = f"{'/'.join(lacking)} devices" if lacking else "devices where the driver cannot resolve it"
-            findings.append(LintFinding(
+            findings.append(Finding(
                 "unguarded-lookup", WARNING,
                 f"{lookup.map} {name} is missing on {who}: the lookup raises there and aborts the whole claim",
                 f"guard it: has(device.{lookup.map}['{lookup.domain}'].{lookup.name}) && ..., or "
@@ -143,7 +134,7 @@ def lint_selector(expression: str, context: SelectorContext = SelectorContext())
                 + ("" if omitted else f", or restrict the type first (type == '{visible[0]}')")))
 
     if context.class_selector and "device . driver ==" not in text and "== device . driver" not in text:
-        findings.append(LintFinding(
+        findings.append(Finding(
             "missing-driver-guard", WARNING,
             "a DeviceClass selector sees every device of every driver; without a driver check it may match, or "
             "raise on, another driver's devices",
@@ -152,7 +143,7 @@ def lint_selector(expression: str, context: SelectorContext = SelectorContext())
     patterns = _product_patterns(tokens)
     for pattern in patterns:
         if not any(_regex_matches(pattern, name) for name in KNOWN_PRODUCT_NAMES):
-            findings.append(LintFinding(
+            findings.append(Finding(
                 "product-matches-nothing", WARNING,
                 f"productName.matches({pattern!r}) matches no product name the driver is known to publish "
                 "(names are NVML's, e.g. 'NVIDIA H100 80GB HBM3', 'Tesla T4')",
@@ -169,7 +160,7 @@ def lint_selector(expression: str, context: SelectorContext = SelectorContext())
                 continue
             reported_memory = parse_quantity(model.memory)
             if reported_memory < wanted <= model.marketing_gb * 2**30:
-                findings.append(LintFinding(
+                findings.append(Finding(
                     "memory-above-reported", WARNING,
                     f"quantity('{threshold}') excludes every {model.product_name}: the driver reports "
                     f"{model.memory}, less than the {model.marketing_gb}Gi its name suggests",

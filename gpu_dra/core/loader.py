@@ -1,6 +1,6 @@
 """Load and validate a stack: `stacks/Pulumi.<stack>.yaml` plus the team files it names.
 
-Every mistake becomes a Problem naming the file, the line, the key path and what is allowed; all of a stack's, in
+Every mistake becomes a Finding naming the file, the line, the key path and what is allowed; all of a stack's, in
 its file and in its team files, are collected and raised together as one ConfigError, before anything is built.
 """
 
@@ -32,7 +32,7 @@ from gpu_dra.core.config import (
     TeamHosting,
     is_dns_label,
 )
-from gpu_dra.core.problems import ConfigError, Problem
+from gpu_dra.core.findings import ConfigError, Finding, config_finding
 from gpu_dra.core.yamlsource import Loc, Located, format_path, read_yaml
 
 PREFIX = f"{CONFIG_NAMESPACE}:"
@@ -111,8 +111,8 @@ _MESSAGES = {
 
 def _problems_from_validation(error: ValidationError, model: type[BaseModel], file: str, located: Located,
                               in_file: Callable[[Loc], Loc] = lambda loc: loc,
-                              shown: Callable[[Loc], str] = format_path) -> list[Problem]:
-    """Turn pydantic's errors into one Problem each, in the user's vocabulary.
+                              shown: Callable[[Loc], str] = format_path) -> list[Finding]:
+    """Turn pydantic's errors into one Finding each, in the user's vocabulary.
 
     `in_file` maps a model path to its path in the YAML document (for the line); `shown` renders it for the user.
     """
@@ -146,7 +146,7 @@ def _problems_from_validation(error: ValidationError, model: type[BaseModel], fi
             message = err["msg"].removeprefix("Value error, ")
             if message[1:2].islower():  # "Value ..." reads on after the path in lower case; "EKS ..." stays
                 message = message[0].lower() + message[1:]
-        problems.append(Problem(file, shown(loc), message, _line(located, in_file(loc))))
+        problems.append(config_finding(file, shown(loc), message, _line(located, in_file(loc))))
     return problems
 
 
@@ -177,8 +177,8 @@ def _stack_values_from_file(located: Located, display: str) -> dict[str, Any]:
     if data is None:
         data = {}
     if not isinstance(data, dict) or not isinstance(data.get("config", {}), dict):
-        raise ConfigError([Problem(display, "config", "must be a mapping of `gpu-dra:<key>: value`",
-                                   located.line(("config",)))])
+        raise ConfigError([config_finding(display, "config", "must be a mapping of `gpu-dra:<key>: value`",
+                                          located.line(("config",)))])
     values = {}
     for key, value in (data.get("config") or {}).items():
         if isinstance(value, dict) and set(value) == {"secure"}:
@@ -193,7 +193,7 @@ def stack_values(root: Path, stack: str) -> tuple[dict[str, Any], Located]:
     display = str(path.relative_to(root))
     if not path.exists():
         known = ", ".join(available_stacks(root)) or "none"
-        raise ConfigError([Problem(display, "", f"no such stack file; stacks here: {known}")])
+        raise ConfigError([config_finding(display, "", f"no such stack file; stacks here: {known}")])
     located = read_yaml(path, display)
     return _stack_values_from_file(located, display), located
 
@@ -219,15 +219,15 @@ def build_stack(root: Path, stack: str, values: Mapping[str, Any], located: Loca
     cross-key rules run on the keys that are valid on their own, so fixing a stack takes one run, not one per error.
     """
     display = str(stack_file(root, stack).relative_to(root))
-    problems: list[Problem] = []
+    problems: list[Finding] = []
     ours = {k[len(PREFIX):]: v for k, v in values.items() if k.startswith(PREFIX)}
     # A key Pulumi would read as `project:key` for another project is almost always a misspelt `gpu-dra:`.
     for key in values:
         namespace = key.split(":", 1)[0]
         if namespace != CONFIG_NAMESPACE and difflib.get_close_matches(namespace, [CONFIG_NAMESPACE], cutoff=0.75):
-            problems.append(Problem(display, key, f"unknown config namespace {namespace!r}; did you mean "
-                                                  f"'{PREFIX}{key.split(':', 1)[-1]}'?",
-                                    located.line(("config", key))))
+            problems.append(config_finding(display, key, f"unknown config namespace {namespace!r}; did you mean "
+                                                         f"'{PREFIX}{key.split(':', 1)[-1]}'?",
+                                           located.line(("config", key))))
     config: StackConfig | None = None
     try:
         config = StackConfig.model_validate(ours)
@@ -244,17 +244,18 @@ def build_stack(root: Path, stack: str, values: Mapping[str, Any], located: Loca
         try:
             team, team_lines[name] = _load_team(root, name)
         except ConfigError as exc:
-            problems += exc.problems
+            problems += exc.findings
             continue
         except _NoTeamFile as missing:
-            problems.append(Problem(display, f"{PREFIX}teams.{name}", str(missing), _at(located, "teams", name)))
+            problems.append(config_finding(display, f"{PREFIX}teams.{name}", str(missing),
+                                           _at(located, "teams", name)))
             continue
         teams.append(_apply_hosting(team, hosting))
     problems += _team_rules(parts, teams, team_lines, display, located)
     if config is not None and not any(p.file.startswith("stacks/teams/") for p in problems):
         for loc, message in driver.gate_problems(config, teams):
-            problems.append(Problem(display, PREFIX + format_path(("draDriver", *loc)), message,
-                                    _at(located, "draDriver", *loc)))
+            problems.append(config_finding(display, PREFIX + format_path(("draDriver", *loc)), message,
+                                           _at(located, "draDriver", *loc)))
     if problems or config is None:
         raise ConfigError(problems)
     return Stack(name=stack, config=config, teams=teams)
@@ -333,12 +334,12 @@ def _readable_teams(raw: Any) -> dict[str, TeamHosting | None]:
     return teams
 
 
-def _stack_rules(parts: _Parts, has_kubeconfig_secret: bool, file: str, located: Located) -> list[Problem]:
+def _stack_rules(parts: _Parts, has_kubeconfig_secret: bool, file: str, located: Located) -> list[Finding]:
     """Rules that need more than one object of the stack file; each runs when the keys it reads are valid."""
     problems = []
 
     def problem(key: str, loc: Loc, message: str) -> None:
-        problems.append(Problem(file, PREFIX + format_path((key,) + loc), message, _at(located, key, *loc)))
+        problems.append(config_finding(file, PREFIX + format_path((key,) + loc), message, _at(located, key, *loc)))
 
     config, cluster, has = parts.config, parts.config.cluster, parts.has
     if has("node_groups"):
@@ -426,12 +427,12 @@ def _load_team(root: Path, name: str) -> tuple[Team, Located]:
     located = read_yaml(path, display)
     data = located.data if located.data is not None else {}
     if not isinstance(data, dict):
-        raise ConfigError([Problem(display, "", "must be a mapping with keys name, namespace, quota, "
-                                                "claimTemplates, ...")])
+        raise ConfigError([config_finding(display, "", "must be a mapping with keys name, namespace, quota, "
+                                                       "claimTemplates, ...")])
     problems = []
     if isinstance(data.get("name"), str) and data["name"] != name:
-        problems.append(Problem(display, "name", f"is {data['name']!r} but the file is for team {name!r}; they "
-                                                 "must match", located.line(("name",))))
+        problems.append(config_finding(display, "name", f"is {data['name']!r} but the file is for team {name!r}; "
+                                                        "they must match", located.line(("name",))))
     try:
         team = Team.model_validate(data)
     except ValidationError as exc:
@@ -442,7 +443,7 @@ def _load_team(root: Path, name: str) -> tuple[Team, Located]:
 
 
 def _undeclared_classes(team: Team, own: Located, hosting: TeamHosting | None, declared: set[str], stack: str,
-                        located: Located) -> list[Problem]:
+                        located: Located) -> list[Finding]:
     """A request naming a class nobody declares stays Pending ("device class ... does not exist")."""
     file = str(Path("stacks", "teams", f"{team.name}.yaml"))
     known = ", ".join(sorted(declared))
@@ -454,20 +455,21 @@ def _undeclared_classes(team: Team, own: Located, hosting: TeamHosting | None, d
             for loc, name in choices:
                 if name not in declared:
                     where: Loc = ("claimTemplates", t, "requests", r, *loc, "deviceClass")
-                    problems.append(Problem(file, format_path(where), f"class {name!r} is neither declared by this "
-                                                                      f"stack's gpu-dra:deviceClasses nor installed "
-                                                                      f"by the chart (known: {known})",
-                                            own.line(where)))
+                    problems.append(config_finding(
+                        file, format_path(where), f"class {name!r} is neither declared by this stack's "
+                                                  f"gpu-dra:deviceClasses nor installed by the chart (known: {known})",
+                        own.line(where)))
     overridden = hosting.quota.devices if hosting and hosting.quota else {}
     for name in team.quota.devices:
         if name in declared:
             continue
         message = f"class {name!r} is not declared by this stack (known: {known})"
         if name in overridden:  # the stack's override names it
-            problems.append(Problem(stack, f"{PREFIX}teams.{team.name}.quota.devices[{name!r}]", message,
-                                    _at(located, "teams", team.name, "quota", "devices", name)))
+            problems.append(config_finding(stack, f"{PREFIX}teams.{team.name}.quota.devices[{name!r}]", message,
+                                           _at(located, "teams", team.name, "quota", "devices", name)))
         else:
-            problems.append(Problem(file, f"quota.devices[{name!r}]", message, own.line(("quota", "devices", name))))
+            problems.append(config_finding(file, f"quota.devices[{name!r}]", message,
+                                           own.line(("quota", "devices", name))))
     return problems
 
 
@@ -483,7 +485,7 @@ def _apply_hosting(team: Team, hosting: TeamHosting | None) -> Team:
 
 
 def _team_rules(parts: _Parts, teams: list[Team], team_lines: dict[str, Located], file: str,
-                located: Located) -> list[Problem]:
+                located: Located) -> list[Finding]:
     problems = []
     if parts.has("device_classes"):
         declared = {c.name for c in parts.config.device_classes} | set(nvidia.CHART_DEVICE_CLASSES)
@@ -496,11 +498,11 @@ def _team_rules(parts: _Parts, teams: list[Team], team_lines: dict[str, Located]
         namespace = team.namespace_name
         line = _at(located, "teams", team.name)
         if namespace in reserved:
-            problems.append(Problem(file, f"{PREFIX}teams.{team.name}",
-                                    f"team namespace {namespace!r} is reserved; set namespace.name in "
-                                    f"stacks/teams/{team.name}.yaml", line))
+            problems.append(config_finding(file, f"{PREFIX}teams.{team.name}",
+                                           f"team namespace {namespace!r} is reserved; set namespace.name in "
+                                           f"stacks/teams/{team.name}.yaml", line))
         elif namespace in owners:
-            problems.append(Problem(file, f"{PREFIX}teams.{team.name}",
-                                    f"namespace {namespace!r} is also team {owners[namespace]}'s", line))
+            problems.append(config_finding(file, f"{PREFIX}teams.{team.name}",
+                                           f"namespace {namespace!r} is also team {owners[namespace]}'s", line))
         owners.setdefault(namespace, team.name)
     return problems

@@ -14,27 +14,12 @@ from typing import Any
 from gpu_dra.core import gates, k8s_schema, nvidia
 from gpu_dra.core.cel import CompileError, compile_selector
 from gpu_dra.core.driver import DEFAULT_LEVEL
-from gpu_dra.core.lint import ERROR, WARNING, SelectorContext, lint_selector
+from gpu_dra.core.findings import ERROR, WARNING, Finding
+from gpu_dra.core.lint import SelectorContext, lint_selector
 from gpu_dra.core.yamlsource import Located, format_path
 
 KINDS = ("DeviceClass", "ResourceClaim", "ResourceClaimTemplate")
 REQUEST_FIELDS = ("deviceClassName", "selectors", "allocationMode", "count", "adminAccess", "tolerations", "capacity")
-
-
-@dataclass(frozen=True)
-class Finding:
-    file: str
-    line: int | None
-    object: str
-    path: str
-    rule: str
-    severity: str
-    message: str
-    fix: str | None = None
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"file": self.file, "line": self.line, "object": self.object, "path": self.path, "rule": self.rule,
-                "severity": self.severity, "message": self.message, "fix": self.fix}
 
 
 @dataclass(frozen=True)
@@ -161,11 +146,12 @@ def _schema_findings(obj: ManifestObject, target: Target) -> list[Finding]:
         message = error.message
         if "Additional properties are not allowed" in message:
             message = message.replace("Additional properties are not allowed", "unknown field(s)")
-        return [Finding(obj.file, obj.line(path), obj.name, format_path(path), "schema", ERROR,
-                        f"rejected by the resource.k8s.io schema of Kubernetes {target.kubernetes_version}: "
-                        f"{message}")]
+        return [Finding("schema", ERROR, f"rejected by the resource.k8s.io schema of Kubernetes "
+                                         f"{target.kubernetes_version}: {message}",
+                        file=obj.file, line=obj.line(path), object=obj.name, path=format_path(path))]
     except k8s_schema.SchemaNotFound as error:
-        return [Finding(obj.file, obj.line(("apiVersion",)), obj.name, "apiVersion", "schema", ERROR, str(error))]
+        return [Finding("schema", ERROR, str(error), file=obj.file, line=obj.line(("apiVersion",)), object=obj.name,
+                        path="apiVersion")]
     return []
 
 
@@ -181,11 +167,11 @@ def _misplaced_request_fields(obj: ManifestObject) -> list[Finding]:
         if misplaced:
             path = (*base, "requests", r)
             findings.append(Finding(
-                obj.file, obj.line((*path, misplaced[0])), obj.name, format_path(path),
                 "request-fields-outside-exactly", ERROR,
                 f"{', '.join(misplaced)} belong under `exactly:` in resource.k8s.io/v1 (the v1beta1 shape put them "
                 "on the request)",
-                "move them: requests: [{name: ..., exactly: {deviceClassName: ..., selectors: [...]}}]"))
+                "move them: requests: [{name: ..., exactly: {deviceClassName: ..., selectors: [...]}}]",
+                file=obj.file, line=obj.line((*path, misplaced[0])), object=obj.name, path=format_path(path)))
     return findings
 
 
@@ -244,8 +230,8 @@ def _semantic_findings(obj: ManifestObject) -> list[Finding]:
             if "/" not in str(constraint[key]):
                 problems.append(((*here, key), "a fully qualified name must be a domain and a name separated by a "
                                                "slash"))
-    return [Finding(obj.file, obj.line(path), obj.name, format_path(path), "validation", ERROR,
-                    f"rejected by the API server: {message}") for path, message in problems]
+    return [Finding("validation", ERROR, f"rejected by the API server: {message}", file=obj.file, line=obj.line(path),
+                    object=obj.name, path=format_path(path)) for path, message in problems]
 
 
 def lint_object(obj: ManifestObject, target: Target) -> list[Finding]:
@@ -268,7 +254,8 @@ def lint_object(obj: ManifestObject, target: Target) -> list[Finding]:
             compile_selector(expression, consumable_capacity=consumable)
         except CompileError as error:
             if error.kind == "unsupported":
-                findings.append(Finding(obj.file, line, obj.name, where, "cel-unsupported", WARNING, error.message))
+                findings.append(Finding("cel-unsupported", WARNING, error.message, file=obj.file, line=line,
+                                        object=obj.name, path=where))
                 continue
             fix = None
             if error.kind == "cost":
@@ -276,8 +263,8 @@ def lint_object(obj: ManifestObject, target: Target) -> list[Finding]:
                        "q.compareTo(quantity('20Gi')) == 0; keep nested loops few (maps hold at most 32 entries)")
             elif re.search(r"no matching overload for '_(>=|>|<=|<)_'.*kubernetes\.Quantity", error.message):
                 fix = "quantities have no comparison operators: q.compareTo(quantity('20Gi')) >= 0"
-            findings.append(Finding(obj.file, line, obj.name, where, "cel-compile", ERROR,
-                                    f"the API server rejects this selector: {error.message}", fix))
+            findings.append(Finding("cel-compile", ERROR, f"the API server rejects this selector: {error.message}", fix,
+                                    file=obj.file, line=line, object=obj.name, path=where))
         class_type = nvidia.CHART_CLASS_DEVICE_TYPES.get(device_class or "")
         context = SelectorContext(class_selector=device_class is None,
                                   device_types=(class_type,) if class_type else nvidia.DEVICE_TYPES,
@@ -285,7 +272,7 @@ def lint_object(obj: ManifestObject, target: Target) -> list[Finding]:
         rewritten = fix_expression(expression)
         for lint in lint_selector(expression, context):
             fix = rewritten if lint.rule == "capacity-as-attribute" and rewritten != expression else lint.fix
-            findings.append(Finding(obj.file, line, obj.name, where, lint.rule, lint.severity, lint.message, fix))
+            findings.append(lint.at(fix=fix, file=obj.file, line=line, object=obj.name, path=where))
     for shaped_path, guarded in gate_sites(shaped):
         path = where_written(shaped_path)
         if not target.enabled(guarded.gate):
@@ -294,10 +281,10 @@ def lint_object(obj: ManifestObject, target: Target) -> list[Finding]:
             where = ("EKS runs only the upstream defaults (no alpha gates)" if target.platform == "eks"
                      else "the cluster does not enable it (--feature-gates)")
             consequence = ("silently drops" if guarded is gates.EXTENDED_RESOURCE else "rejects or drops")
-            findings.append(Finding(obj.file, obj.line(path), obj.name, format_path(path), "feature-gate", ERROR,
+            findings.append(Finding("feature-gate", ERROR,
                                     f"{guarded.what} needs the gate {guarded.gate}, {stage} in Kubernetes "
-                                    f"{target.kubernetes_version}; {where}, so the API server "
-                                    f"{consequence} it"))
+                                    f"{target.kubernetes_version}; {where}, so the API server {consequence} it",
+                                    file=obj.file, line=obj.line(path), object=obj.name, path=format_path(path)))
     return findings
 
 

@@ -18,7 +18,7 @@ from typing import Any
 from gpu_dra.core import driver, gates, nvidia
 from gpu_dra.core.cel import CompileError, compile_selector
 from gpu_dra.core.config import DRA_NODE_LABEL, ChartName, DraDriver, SharingStrategy
-from gpu_dra.core.explain import Explainer, claims_from_objects, classes_from_objects
+from gpu_dra.core.explain import CEL_RUNTIME, Explainer, claims_from_objects, classes_from_objects
 from gpu_dra.core.gates import DEFAULT_KUBERNETES_VERSION
 from gpu_dra.core.inventory import GroupSpec, synthesize_groups
 from gpu_dra.core.lint import SelectorContext, lint_selector
@@ -253,7 +253,7 @@ def _stack_of(urn: str) -> str | None:
 def dra_claim_satisfiable(resources: list[Resource], context: Context) -> list[tuple[str, str]]:
     out = []
     for claim, report, urn in _explain_on_fleet(resources, context):
-        if report.allocatable or any("runtime error" in e for e in report.errors):
+        if report.allocatable or any(e.rule == CEL_RUNTIME for e in report.errors):
             continue
         out.append((f"claim template {claim} cannot be allocated on any GPU node group of this stack (at max size): "
                     f"{report.reason}. `gpu-dra explain --stack {_stack_of(urn) or '<this stack>'} --claim {claim}` "
@@ -262,10 +262,10 @@ def dra_claim_satisfiable(resources: list[Resource], context: Context) -> list[t
 
 
 def dra_selector_safe_on_fleet(resources: list[Resource], context: Context) -> list[tuple[str, str]]:
-    return [(f"{error}: raised on devices this stack's node groups publish; one such error blocks every pod using "
-             "the claim", urn)
+    return [(f"{error.message}: raised on devices this stack's node groups publish; one such error blocks every pod "
+             "using the claim", urn)
             for _, report, urn in _explain_on_fleet(resources, context)
-            for error in report.errors if "runtime error" in error]
+            for error in report.errors if error.rule == CEL_RUNTIME]
 
 
 # --------------------------------------------------------------------------------------------- feature rules

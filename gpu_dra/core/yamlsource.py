@@ -20,7 +20,7 @@ from typing import Any
 import yaml
 import yaml_rs
 
-from gpu_dra.core.problems import ConfigError, Problem
+from gpu_dra.core.findings import ERROR, ConfigError, Finding
 
 Loc = tuple[str | int, ...]
 
@@ -75,11 +75,15 @@ def _collect_lines(node: yaml.Node, loc: Loc, lines: dict[Loc, int]) -> None:
             _collect_lines(item, loc + (index,), lines)
 
 
+def _unreadable(display: str, message: str, line: int | None = None) -> Finding:
+    return Finding("yaml", ERROR, message, file=display, line=line)
+
+
 def _yaml_error(error: yaml.YAMLError, display: str) -> ConfigError:
     mark = getattr(error, "problem_mark", None)
     line = mark.line + 1 if mark else None
     problem = getattr(error, "problem", None) or str(error)
-    return ConfigError([Problem(display, "", f"not valid YAML: {problem}", line)])
+    return ConfigError([_unreadable(display, f"not valid YAML: {problem}", line)])
 
 
 def _looks_like_json(text: str) -> bool:
@@ -97,7 +101,7 @@ def _dump_documents(text: str, display: str) -> list[Located]:
     except yaml_rs.YAMLDecodeError as error:
         _with_lines(text, display)  # PyYAML's message names the line; raises where it also fails
         first = str(error).strip().splitlines()[0] if str(error).strip() else "cannot be parsed"
-        raise ConfigError([Problem(display, "", f"not valid YAML: {first}")]) from None
+        raise ConfigError([_unreadable(display, f"not valid YAML: {first}")]) from None
     # yaml-rs returns one document as itself and several as a list of them; a dump's documents are objects.
     documents = data if isinstance(data, list) and all(isinstance(d, dict) or d is None for d in data) else [data]
     return [Located(document, {}) for document in documents]
@@ -134,10 +138,10 @@ def read_yaml(path: Path, display: str) -> Located:
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
-        raise ConfigError([Problem(display, "", f"cannot read: {exc.strerror}")]) from None
+        raise ConfigError([_unreadable(display, f"cannot read: {exc.strerror}")]) from None
     except UnicodeDecodeError:
-        raise ConfigError([Problem(display, "", "is not UTF-8 text; save it as UTF-8")]) from None
+        raise ConfigError([_unreadable(display, "is not UTF-8 text; save it as UTF-8")]) from None
     documents = parse_documents(text, display)
     if len(documents) > 1:
-        raise ConfigError([Problem(display, "", "holds several YAML documents (---); keep one")])
+        raise ConfigError([_unreadable(display, "holds several YAML documents (---); keep one")])
     return documents[0] if documents else Located(None, {})
