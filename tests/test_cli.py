@@ -124,3 +124,13 @@ def test_check_all_stacks_reports_every_stacks_config_mistakes(project: Project)
     assert result.returncode == 2
     assert "stacks/Pulumi.dev.yaml" in result.stderr and "regoin" in result.stderr
     assert "stacks/Pulumi.prod.yaml" in result.stderr and "nmae" in result.stderr
+
+
+def test_every_verb_has_help_with_examples_of_itself() -> None:
+    from gpu_dra.cli.main import VERBS, build_parser
+
+    verbs = build_parser()._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+    assert len(verbs) == len(VERBS)
+    for name, parser in verbs.items():
+        help_text = parser.format_help()
+        assert "examples:" in help_text and f"gpu-dra {name}" in help_text.split("examples:")[1], name

@@ -1,0 +1,65 @@
+"""`gpu-dra check`: the policy pack run offline on stacks, as text, JSON or SARIF."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from gpu_dra import __version__
+from gpu_dra.cli.common import EXIT_FINDINGS, EXIT_OK, UsageError, project_root
+from gpu_dra.core.findings import ConfigError
+
+EXAMPLES = """examples:
+  gpu-dra check --all-stacks
+  gpu-dra check --stack prod --format sarif > gpu-dra.sarif
+  gpu-dra check --stack prod --pack-config > policies/config.prod.json
+"""
+
+
+def register(verbs: Any) -> None:
+    check = verbs.add_parser("check", epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
+        help="run the policy pack offline on stacks (exit 1 on a mandatory violation)")
+    target = check.add_mutually_exclusive_group()
+    target.add_argument("--stack", help="stack name (default dev)")
+    target.add_argument("--all-stacks", action="store_true", help="every stack in stacks/")
+    check.add_argument("--format", choices=["text", "json", "sarif"], default="text")
+    check.add_argument("--pack-config", action="store_true",
+                       help="print the stack's config for `pulumi preview --policy-pack-config` instead")
+    check.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from gpu_dra.cli import check
+    from gpu_dra.core.loader import available_stacks, load_stack
+    from gpu_dra.core.policy import MANDATORY
+
+    root = project_root(args)
+    stacks = available_stacks(root) if args.all_stacks else [args.stack or "dev"]
+    if args.pack_config:
+        if len(stacks) != 1:
+            raise UsageError("--pack-config writes one stack's config; use --stack")
+        print(json.dumps(check.pack_config(load_stack(root, stacks[0])), indent=2, sort_keys=True))
+        return EXIT_OK
+    found, problems = [], []
+    for name in stacks:  # every stack's config mistakes in one run, not the first stack's only
+        try:
+            found += check.check_stack(root, name)
+        except ConfigError as error:
+            problems += error.findings
+    if problems:
+        raise ConfigError(problems)
+    if args.format == "json":
+        print(json.dumps(check.as_json(stacks, found), indent=2))
+    elif args.format == "sarif":
+        print(json.dumps(check.as_sarif(found, __version__), indent=2))
+    else:
+        for name in stacks:
+            mine = [f for f in found if f.stack == name]
+            mandatory = sum(1 for f in mine if f.violation.enforcement == MANDATORY)
+            print(f"stack {name}: {mandatory} mandatory, {len(mine) - mandatory} advisory violation(s)")
+            for item in sorted(mine, key=lambda f: (f.violation.enforcement != MANDATORY, f.file, f.line)):
+                v = item.violation
+                print(f"  [{v.enforcement}] {v.policy}  {item.file}:{item.line}")
+                print(f"      {v.message}")
+    return EXIT_FINDINGS if any(f.violation.enforcement == MANDATORY for f in found) else EXIT_OK

@@ -1,0 +1,84 @@
+"""`gpu-dra preview`: the program under Pulumi mocks, its resource tree, and its Kubernetes objects on disk."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from gpu_dra.cli.common import EXIT_OK, UsageError, project_root, run_program_offline, shown
+
+OUT_HELP = ("one YAML file per object under <namespace>/ or _cluster/. gpu-dra lists what it wrote in "
+            "<folder>/.gpu-dra-files and on the next run replaces and prunes only those files; it never deletes or "
+            "overwrites a file of yours, and stops before writing anything if one is in the way")
+
+
+EXAMPLES = """examples:
+  gpu-dra preview                          # the dev stack; manifests to build/dev/
+  gpu-dra preview --stack prod --format json > prod.json
+"""
+
+
+def register(verbs: Any) -> None:
+    preview = verbs.add_parser("preview", epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
+        help="run the program offline under Pulumi mocks; print the resources")
+    preview.add_argument("--stack", default="dev", help="stack name (stacks/Pulumi.<stack>.yaml; default dev)")
+    preview.add_argument("--format", choices=["text", "json"], default="text")
+    preview.add_argument("--out", help=f"folder for the Kubernetes manifests (default build/<stack>); {OUT_HELP}")
+    preview.set_defaults(func=run)
+
+
+def _tree_lines(program: Any) -> list[str]:
+    children: dict[str, list[Any]] = {}
+    urns = {r.urn for r in program.resources}
+    for resource in program.resources:
+        parent = resource.parent if resource.parent in urns else ""
+        children.setdefault(parent, []).append(resource)
+    lines: list[str] = []
+
+    def walk(parent: str, prefix: str) -> None:
+        items = sorted(children.get(parent, []), key=lambda r: (r.type, r.name))
+        for index, resource in enumerate(items):
+            last = index == len(items) - 1
+            branch = "└─ " if last else "├─ "
+            lock = " [protected]" if resource.protect else ""
+            lines.append(f"{prefix}{branch}{resource.type}  {resource.name}{lock}")
+            walk(resource.urn, prefix + ("   " if last else "│  "))
+
+    walk("", "")
+    return lines
+
+
+def write(program: Any, out: Path) -> list[Path]:
+    """The run's Kubernetes objects into `out`; a file of the user's in the way is a usage error."""
+    from gpu_dra.cli.manifest_files import OutputError, kubernetes_objects, write_manifests
+
+    try:
+        return write_manifests(kubernetes_objects(program), out)
+    except OutputError as error:
+        raise UsageError(str(error)) from None
+
+
+def run(args: argparse.Namespace) -> int:
+    root = project_root(args)
+    program = run_program_offline(root, args.stack)
+    out = Path(args.out).resolve() if args.out else root / "build" / args.stack
+    written = write(program, out)
+    if args.format == "json":
+        print(json.dumps({"stack": args.stack, "resources": [
+            {"type": r.type, "name": r.name, "urn": r.urn, "parent": r.parent or None, "protect": r.protect,
+             "inputs": r.inputs} for r in program.resources]}, indent=2, sort_keys=True))
+        return EXIT_OK
+    print(f"Stack {args.stack} (project gpu-dra), offline preview under Pulumi mocks: nothing was deployed.")
+    print()
+    print("\n".join(_tree_lines(program)))
+    print()
+    print("Resources by type:")
+    for type_, count in sorted(Counter(r.type for r in program.resources).items()):
+        print(f"  {count:4d}  {type_}")
+    print(f"  {len(program.resources):4d}  total")
+    print()
+    print(f"{len(written)} Kubernetes objects written to {shown(out, root)}/")
+    return EXIT_OK
