@@ -10,14 +10,17 @@ import pulumi
 
 from components.engine_config import project_config
 from components.platform import build
+from gpu_dra.core.findings import ConfigError
 from gpu_dra.core.loader import load_stack_from_engine
-from gpu_dra.core.problems import ConfigError
 
-try:
-    stack = load_stack_from_engine(Path(__file__).resolve().parent, pulumi.get_stack(), project_config())
-except ConfigError as error:
-    # A user's mistake: one line per problem, exit 2, nothing registered, no traceback.
-    print(error, file=sys.stderr)
-    sys.exit(2)
+# `gpu-dra preview` and `check` validated the stack already and hand it over; under `pulumi up` it is done here.
+stack = globals().get("VALIDATED_STACK")
+if stack is None:
+    try:
+        stack = load_stack_from_engine(Path(__file__).resolve().parent, pulumi.get_stack(), project_config())
+    except ConfigError as error:
+        # A user's mistake: one line per problem, exit 2, nothing registered, no traceback.
+        print(error, file=sys.stderr)
+        sys.exit(2)
 
 build(stack)

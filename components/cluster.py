@@ -8,7 +8,6 @@ project carries one AWS SDK instead of two.
 
 from __future__ import annotations
 
-import ipaddress
 import json
 from dataclasses import dataclass
 
@@ -17,8 +16,8 @@ import pulumi_aws as aws
 import pulumi_eks as eks
 import pulumi_kubernetes as k8s
 
-from gpu_dra.core import nodes
-from gpu_dra.core.config import Cluster, Environment, NewVpc, NodeGroup, Platform, Scaling, Stack
+from gpu_dra.core import network, nodes
+from gpu_dra.core.config import AccessEntry, Cluster, NodeGroup, Platform, Scaling, Stack
 
 # EKS access policies by their config name
 # (docs.aws.amazon.com/eks/latest/userguide/access-policy-permissions.html).
@@ -46,58 +45,53 @@ class ClusterAccess:
 
 
 class Vpc(pulumi.ComponentResource):
-    """A VPC across the configured AZs: private subnets for nodes, public ones for NAT and load balancers."""
+    """A VPC across the plan's zones: private subnets for nodes, public ones for NAT and load balancers."""
 
-    def __init__(self, name: str, config: NewVpc, environment: Environment, opts: pulumi.ResourceOptions):
+    def __init__(self, name: str, plan: network.VpcPlan, opts: pulumi.ResourceOptions):
         super().__init__("gpu-dra:cluster:Vpc", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
-        network = ipaddress.IPv4Network(config.cidr)
-        blocks = list(network.subnets(new_prefix=network.prefixlen + 3))
-        public_blocks = list(blocks[-1].subnets(new_prefix=network.prefixlen + 6))
-        self.vpc = aws.ec2.Vpc(f"{name}-vpc", cidr_block=config.cidr, enable_dns_hostnames=True,
+        self.vpc = aws.ec2.Vpc(f"{name}-vpc", cidr_block=plan.cidr, enable_dns_hostnames=True,
                                enable_dns_support=True, tags={"Name": name}, opts=child)
         gateway = aws.ec2.InternetGateway(f"{name}-igw", vpc_id=self.vpc.id, tags={"Name": name}, opts=child)
         public_routes = aws.ec2.RouteTable(f"{name}-public", vpc_id=self.vpc.id, routes=[
             {"cidr_block": "0.0.0.0/0", "gateway_id": gateway.id}], tags={"Name": f"{name}-public"}, opts=child)
-        self.private_subnet_ids: list[pulumi.Output[str]] = []
-        self.public_subnet_ids: list[pulumi.Output[str]] = []
-        nat_ids: list[pulumi.Output[str]] = []
-        for index, zone in enumerate(config.availability_zones):
-            public = aws.ec2.Subnet(f"{name}-public-{zone}", vpc_id=self.vpc.id, availability_zone=zone,
-                                    cidr_block=str(public_blocks[index]), map_public_ip_on_launch=False,
-                                    tags={"Name": f"{name}-public-{zone}", "kubernetes.io/role/elb": "1"},
+        self.subnet_ids: dict[network.Subnet, pulumi.Output[str]] = {}
+        nat_ids: dict[str, pulumi.Output[str]] = {}
+        for zone in plan.zones:
+            public = aws.ec2.Subnet(f"{name}-public-{zone.name}", vpc_id=self.vpc.id, availability_zone=zone.name,
+                                    cidr_block=zone.public.cidr, map_public_ip_on_launch=False,
+                                    tags={"Name": f"{name}-public-{zone.name}", "kubernetes.io/role/elb": "1"},
                                     opts=child)
-            aws.ec2.RouteTableAssociation(f"{name}-public-{zone}", subnet_id=public.id,
+            aws.ec2.RouteTableAssociation(f"{name}-public-{zone.name}", subnet_id=public.id,
                                           route_table_id=public_routes.id, opts=child)
-            self.public_subnet_ids.append(public.id)
-            # One NAT gateway per AZ in prod (an AZ outage does not cut the others off); one in total elsewhere.
-            if environment is Environment.prod or not nat_ids:
-                eip = aws.ec2.Eip(f"{name}-nat-{zone}", domain="vpc", tags={"Name": f"{name}-nat-{zone}"},
+            self.subnet_ids[zone.public] = public.id
+            if zone.nat:
+                eip = aws.ec2.Eip(f"{name}-nat-{zone.name}", domain="vpc", tags={"Name": f"{name}-nat-{zone.name}"},
                                   opts=child)
-                nat = aws.ec2.NatGateway(f"{name}-nat-{zone}", allocation_id=eip.id, subnet_id=public.id,
-                                         tags={"Name": f"{name}-nat-{zone}"}, opts=child)
-                nat_ids.append(nat.id)
-            private = aws.ec2.Subnet(f"{name}-private-{zone}", vpc_id=self.vpc.id, availability_zone=zone,
-                                     cidr_block=str(blocks[index]),
-                                     tags={"Name": f"{name}-private-{zone}", "kubernetes.io/role/internal-elb": "1"},
+                nat = aws.ec2.NatGateway(f"{name}-nat-{zone.name}", allocation_id=eip.id, subnet_id=public.id,
+                                         tags={"Name": f"{name}-nat-{zone.name}"}, opts=child)
+                nat_ids[zone.name] = nat.id
+            private = aws.ec2.Subnet(f"{name}-private-{zone.name}", vpc_id=self.vpc.id, availability_zone=zone.name,
+                                     cidr_block=zone.private.cidr,
+                                     tags={"Name": f"{name}-private-{zone.name}",
+                                           "kubernetes.io/role/internal-elb": "1"},
                                      opts=child)
-            routes = aws.ec2.RouteTable(f"{name}-private-{zone}", vpc_id=self.vpc.id, routes=[
-                {"cidr_block": "0.0.0.0/0", "nat_gateway_id": nat_ids[-1]}],
-                tags={"Name": f"{name}-private-{zone}"}, opts=child)
-            aws.ec2.RouteTableAssociation(f"{name}-private-{zone}", subnet_id=private.id, route_table_id=routes.id,
-                                          opts=child)
-            self.private_subnet_ids.append(private.id)
+            routes = aws.ec2.RouteTable(f"{name}-private-{zone.name}", vpc_id=self.vpc.id, routes=[
+                {"cidr_block": "0.0.0.0/0", "nat_gateway_id": nat_ids[zone.egress_zone]}],
+                tags={"Name": f"{name}-private-{zone.name}"}, opts=child)
+            aws.ec2.RouteTableAssociation(f"{name}-private-{zone.name}", subnet_id=private.id,
+                                          route_table_id=routes.id, opts=child)
+            self.subnet_ids[zone.private] = private.id
         self.register_outputs({"vpcId": self.vpc.id})
 
 
-def _group_subnets(group: NodeGroup, zone_subnets: dict[str, pulumi.Input[str]],
-                   private_subnets: list[pulumi.Input[str]]) -> list[pulumi.Input[str]]:
-    """The group's own subnets (existing VPC) or its one zone's (new VPC), else every private subnet."""
-    if group.subnet_ids:
-        return list(group.subnet_ids)
-    if group.availability_zone:
-        return [zone_subnets[group.availability_zone]]
-    return private_subnets
+def _access_entry(entry: AccessEntry) -> eks.AccessEntryArgs:
+    scope = network.access_scope(entry)
+    return eks.AccessEntryArgs(principal_arn=entry.principal_arn, access_policies={
+        entry.policy.value: eks.AccessPolicyAssociationArgs(
+            policy_arn=ACCESS_POLICY_ARNS[entry.policy.value],
+            access_scope=aws.eks.AccessPolicyAssociationAccessScopeArgs(
+                type=scope.type, namespaces=list(scope.namespaces) or None))})
 
 
 def _scaling(scaling: Scaling) -> dict[str, int]:
@@ -132,19 +126,18 @@ class EksCluster(pulumi.ComponentResource):
         self.aws_provider = aws.Provider(f"{name}-aws", region=config.region,
                                          opts=pulumi.ResourceOptions(parent=self))
         child = pulumi.ResourceOptions(parent=self, provider=self.aws_provider)
-        networking = config.networking
-        assert networking is not None  # the config model requires it for platform eks
-        zone_subnets: dict[str, pulumi.Input[str]] = {}
-        if networking.new_vpc:
-            vpc = Vpc(name, networking.new_vpc, stack.config.environment, child)
-            vpc_id: pulumi.Input[str] = vpc.vpc.id
-            private_subnets: list[pulumi.Input[str]] = list(vpc.private_subnet_ids)
-            zone_subnets = dict(zip(networking.new_vpc.availability_zones, vpc.private_subnet_ids, strict=True))
-            public_subnets: list[pulumi.Input[str]] = list(vpc.public_subnet_ids)
-        else:
-            vpc_id = networking.vpc_id or ""
-            private_subnets = list(networking.private_subnet_ids)
-            public_subnets = list(networking.public_subnet_ids)
+        plan = network.plan_network(stack.config)
+        planned: dict[network.Subnet, pulumi.Output[str]] = {}
+        vpc_id: pulumi.Input[str] | None = plan.vpc_id
+        if plan.new_vpc:
+            vpc = Vpc(name, plan.new_vpc, child)
+            vpc_id, planned = vpc.vpc.id, vpc.subnet_ids
+
+        def subnet_ids(refs: tuple[network.SubnetRef, ...]) -> list[pulumi.Input[str]]:
+            """Planned subnets by their resource's id; an existing VPC's as they are."""
+            return [planned[ref] if isinstance(ref, network.Subnet) else ref for ref in refs]
+
+        private_subnets = subnet_ids(plan.private_subnets)
 
         protected = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(protect=protect))
         self.secrets_key = aws.kms.Key(f"{name}-secrets", description=f"EKS secrets envelope encryption for {name}",
@@ -161,18 +154,11 @@ class EksCluster(pulumi.ComponentResource):
             name=name,
             version=config.kubernetes_version,
             authentication_mode=eks.AuthenticationMode.API,
-            access_entries={e.name: eks.AccessEntryArgs(
-                principal_arn=e.principal_arn,
-                access_policies={e.policy.value: eks.AccessPolicyAssociationArgs(
-                    policy_arn=ACCESS_POLICY_ARNS[e.policy.value],
-                    access_scope=aws.eks.AccessPolicyAssociationAccessScopeArgs(
-                        type="namespace" if e.namespaces else "cluster",
-                        namespaces=list(e.namespaces) or None))})
-                for e in config.access_entries},
+            access_entries={e.name: _access_entry(e) for e in config.access_entries},
             skip_default_node_group=True,
             vpc_id=vpc_id,
             private_subnet_ids=private_subnets,
-            public_subnet_ids=public_subnets or None,
+            public_subnet_ids=subnet_ids(plan.public_subnets) or None,
             node_associate_public_ip_address=False,
             endpoint_private_access=config.endpoint.private_access,
             endpoint_public_access=config.endpoint.public_access,
@@ -208,7 +194,7 @@ class EksCluster(pulumi.ComponentResource):
                 version=config.kubernetes_version,
                 instance_types=list(group.instance_types), ami_type=group.ami_type.value,
                 capacity_type=group.capacity_type.value,
-                subnet_ids=_group_subnets(group, zone_subnets, private_subnets),
+                subnet_ids=subnet_ids(plan.node_group_subnets(group)),
                 scaling_config=_scaling(group.scaling),
                 labels=nodes.node_labels(group),
                 taints=[{"key": t.key, "value": t.value, "effect": nodes.EKS_TAINT_EFFECTS[t.effect.value]}

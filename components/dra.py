@@ -34,7 +34,10 @@ class TeamResources(pulumi.ComponentResource):
     """One team's namespace, ResourceQuota and ResourceClaimTemplates, from the team's own file."""
 
     def __init__(self, team: Team, opts: pulumi.ResourceOptions):
-        super().__init__("gpu-dra:dra:Team", team.name, None, opts)
+        # Registered as gpu-dra:dra:Team before its type named the class. The alias keeps the deployed team and,
+        # through it, every child (the engine derives their old URNs from the parent's) instead of replacing them.
+        super().__init__("gpu-dra:dra:TeamResources", team.name, None, pulumi.ResourceOptions.merge(
+            opts, pulumi.ResourceOptions(aliases=[pulumi.Alias(type_="gpu-dra:dra:Team")])))
         child = pulumi.ResourceOptions(parent=self)
         namespace = k8s.core.v1.Namespace(f"{team.name}-namespace", **_spec_and_meta(manifests.namespace(team)),
                                           opts=child)

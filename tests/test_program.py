@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 from functools import cache
 from typing import Any
 
+import pulumi
 import pytest
 
-from gpu_dra.cli.offline import ProgramRun, Registration, run_program
+import components.cluster
+import components.dra
+import components.driver
+from gpu_dra.cli.offline import MOCK_KUBECONFIG, ProgramRun, Registration, run_program
+from gpu_dra.core import network
 from gpu_dra.core.loader import load_stack, stack_values
 
 from .conftest import ROOT, STACKS, Project
@@ -42,15 +48,21 @@ def test_cluster_inputs(stack: str) -> None:
     assert "0.0.0.0/0" not in cluster.get("publicAccessCidrs", [])
 
 
-def test_prod_endpoint_private_and_resources_protected() -> None:
-    run = program("prod")
-    cluster = run.by_type("eks:index:Cluster")[0]
-    assert cluster.inputs["endpointPublicAccess"] is False
-    assert cluster.protect
-    assert one(run, "aws:kms/key:Key", "gpu-prod-secrets").protect
-    gpu_groups = [r for r in run.by_type("eks:index:ManagedNodeGroup") if not r.name.endswith("-system")]
-    assert gpu_groups and all(r.protect for r in gpu_groups)
-    assert not any(r.protect for r in program("dev").resources)
+def test_prod_endpoint_is_private() -> None:
+    assert program("prod").by_type("eks:index:Cluster")[0].inputs["endpointPublicAccess"] is False
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_protected_resources(stack: str) -> None:
+    """No `pulumi up` or `destroy` deletes or replaces a protected resource until it is unprotected: prod keeps its
+    cluster, the key its secrets are encrypted with and its GPU node groups that way; other stacks stay disposable."""
+    config = load_stack(ROOT, stack).config
+    assert config.protect is (stack == "prod")
+    name = config.cluster.name
+    expected = {("eks:index:Cluster", name), ("aws:kms/key:Key", f"{name}-secrets"),
+                *(("eks:index:ManagedNodeGroup", f"{name}-{group.name}") for group in config.node_groups)}
+    protected = {(r.type, r.name) for r in program(stack).resources if r.protect}
+    assert protected == (expected if config.protect else set())
 
 
 def test_namespace_scoped_access_entry() -> None:
@@ -112,12 +124,79 @@ def test_new_vpc_spans_the_configured_zones() -> None:
     assert len(run.by_type("aws:ec2/natGateway:NatGateway")) == 1  # one NAT outside prod
 
 
-def test_every_kubernetes_resource_uses_the_cluster_provider() -> None:
-    run = program("dev")
+def test_vpc_and_cluster_follow_the_network_plan(project: Project) -> None:
+    """Each planned subnet is declared with its CIDR and used by id where the plan says: the cluster in every zone,
+    a zone-pinned group in its zone only, each private route through its egress zone's NAT gateway."""
+    def prod_with_a_pinned_group(config: dict[str, Any]) -> None:
+        config["gpu-dra:environment"] = "prod"
+        next(g for g in config["gpu-dra:nodeGroups"] if g["name"] == "h100")["availabilityZone"] = "us-west-2b"
+    project.edit_stack("staging", prod_with_a_pinned_group)
+    stack = load_stack(project.root, "staging")
+    plan = network.plan_network(stack.config)
+    assert plan.new_vpc is not None
+    values, _ = stack_values(project.root, "staging")
+    run = run_program(project.root, "staging", values)
+    name = stack.config.cluster.name
+
+    def subnet(ref: network.SubnetRef) -> str:
+        assert isinstance(ref, network.Subnet)
+        return f"{name}-{ref.tier}-{ref.zone}"
+
+    planned = [s for z in plan.new_vpc.zones for s in (z.public, z.private)]
+    assert {r.name: r.inputs["cidrBlock"] for r in run.by_type("aws:ec2/subnet:Subnet")} == {
+        subnet(s): s.cidr for s in planned}
+    routes = {r.name: r.inputs["routes"] for r in run.by_type("aws:ec2/routeTable:RouteTable")}
+    assert {z.name: routes[f"{name}-private-{z.name}"][0]["natGatewayId"] for z in plan.new_vpc.zones} == {
+        z.name: f"{name}-nat-{z.egress_zone}-id" for z in plan.new_vpc.zones}
+    cluster = one(run, "eks:index:Cluster", name).inputs
+    assert cluster["privateSubnetIds"] == [f"{subnet(s)}-id" for s in plan.private_subnets]
+    assert cluster["publicSubnetIds"] == [f"{subnet(s)}-id" for s in plan.public_subnets]
+    assert one(run, "eks:index:ManagedNodeGroup", f"{name}-h100").inputs["subnetIds"] == [
+        f"{name}-private-us-west-2b-id"]
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_every_kubernetes_resource_uses_the_stacks_cluster_provider(stack: str) -> None:
+    """Without it a resource goes to the ambient kubeconfig's cluster, whichever that is."""
+    run = program(stack)
+    [provider] = run.by_type("pulumi:providers:kubernetes")
+    cluster = one(run, "gpu-dra:cluster:EksCluster", load_stack(ROOT, stack).config.cluster.name)
+    assert provider.parent == cluster.urn and provider.inputs["kubeconfig"] == json.dumps(MOCK_KUBECONFIG)
     kubernetes = [r for r in run.resources if r.type.startswith("kubernetes:")]
-    assert kubernetes
-    # Under mocks the provider reference is recorded on the registration request; components pass it down.
-    assert all(r.parent for r in kubernetes)
+    assert {"kubernetes:helm.sh/v4:Chart", "kubernetes:core/v1:Namespace", "kubernetes:resource.k8s.io/v1:DeviceClass",
+            "kubernetes:resource.k8s.io/v1:ResourceClaimTemplate"} <= {r.type for r in kubernetes}
+    # The reference the engine resolves: the provider's URN and ID.
+    assert [r.urn for r in kubernetes if r.provider != f"{provider.urn}::{provider.id}"] == []
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_claim_templates_are_replaced_when_their_spec_changes(stack: str) -> None:
+    """Kubernetes refuses any update to a template's spec, so a change must replace it; the template keeps its name,
+    so the old one is deleted first (the new one could not be created beside it). Pods keep their claims."""
+    templates = program(stack).by_type("kubernetes:resource.k8s.io/v1:ResourceClaimTemplate")
+    assert templates
+    assert [r.name for r in templates if not ({"spec", "*"} & set(r.replace_on_changes))] == []
+    assert [r.name for r in templates if not r.delete_before_replace] == []
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_teams_keep_the_urns_they_were_deployed_with(stack: str) -> None:
+    """TeamResources registered as gpu-dra:dra:Team until its type named the class; the alias matches that state,
+    and the engine aliases each child through it, so nothing of a deployed team is replaced."""
+    teams = program(stack).by_type("gpu-dra:dra:TeamResources")
+    assert sorted(t.name for t in teams) == sorted(t.name for t in load_stack(ROOT, stack).teams)
+    for team in teams:
+        assert team.aliases == (f"urn:pulumi:{stack}::gpu-dra::pulumi:pulumi:Stack$gpu-dra:dra:Team::{team.name}",)
+
+
+def test_component_types_name_their_class() -> None:
+    """The naming rule `gpu-dra:<module>:<Class>`, so a URN says which code declared it."""
+    classes = {f"gpu-dra:{module.__name__.rsplit('.', 1)[-1]}:{cls.__name__}"
+               for module in (components.cluster, components.dra, components.driver)
+               for cls in vars(module).values()
+               if inspect.isclass(cls) and issubclass(cls, pulumi.ComponentResource)
+               and cls.__module__ == module.__name__}
+    assert {r.type for r in program("staging").resources if r.type.startswith("gpu-dra:")} == classes
 
 
 def test_resource_claim_template_uses_v1_shape() -> None:
@@ -230,3 +309,20 @@ def test_eks_addons_are_managed() -> None:
     assert all(a["clusterName"] == "gpu-dev" for a in addons.values())
     cluster = run.by_type("eks:index:Cluster")[0].inputs
     assert cluster["corednsAddonOptions"] == {"enabled": False}  # no second, self-managed coredns
+
+
+def test_a_stack_validated_by_the_cli_is_not_validated_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`gpu-dra preview` hands the program the stack it loaded; only `pulumi up` (no stack given) loads it there."""
+    import gpu_dra.core.loader
+
+    values, _ = stack_values(ROOT, "dev")
+    stack = load_stack(ROOT, "dev")
+
+    def second_validation(*args: Any) -> Any:
+        raise AssertionError("the program validated the stack again")
+
+    monkeypatch.setattr(gpu_dra.core.loader, "load_stack_from_engine", second_validation)
+    run = run_program(ROOT, "dev", values, stack)
+    assert any(r.type == "kubernetes:resource.k8s.io/v1:ResourceClaimTemplate" for r in run.resources)
+    with pytest.raises(AssertionError, match="validated the stack again"):
+        run_program(ROOT, "dev", values)

@@ -59,7 +59,7 @@ def check_stack(root: Path, name: str, extra_config: dict[str, Any] | None = Non
 
     values, located = stack_values(root, name)
     stack = build_stack(root, name, values, located)
-    run = run_program(root, name, values)
+    run = run_program(root, name, values, stack)
     resources = _policy_resources(run)
     config = pack_config(stack)
     for rule_name, overrides in (extra_config or {}).items():

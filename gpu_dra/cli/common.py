@@ -37,10 +37,10 @@ def run_program_offline(root: Path, stack: str) -> Any:
     from gpu_dra.core.loader import build_stack, stack_values
 
     values, located = stack_values(root, stack)
-    build_stack(root, stack, values, located)
+    validated = build_stack(root, stack, values, located)
     from gpu_dra.cli.offline import run_program  # imports Pulumi: only for the verbs that run the program
 
-    return run_program(root, stack, values)
+    return run_program(root, stack, values, validated)
 
 
 def shown(path: Path, root: Path) -> str:

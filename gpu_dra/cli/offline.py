@@ -1,6 +1,7 @@
 """Run the real `__main__.py` under Pulumi's mock runtime: no Pulumi CLI, no AWS, no cluster.
 
-Records every resource registration (type, name, parent, inputs as the engine would see them). Resource references
+Records every resource registration (type, name, parent, inputs as the engine would see them, and the options the
+engine acts on: provider, protect, replaceOnChanges, deleteBeforeReplace, aliases). Resource references
 are not advertised by the monitor, so inputs carry URN strings and the registration never touches a second event
 loop: the default MockMonitor deserializes resource references on an executor thread (pulumi/pulumi
 sdk/python/lib/pulumi/runtime/mocks.py; the mechanism of pulumi/pulumi#6465), which intermittently failed with "got
@@ -20,7 +21,7 @@ import pulumi
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import rpc
 from pulumi.runtime.proto import resource_pb2
-from pulumi.runtime.settings import get_root_resource, set_root_resource
+from pulumi.runtime.settings import get_project, get_root_resource, get_stack, set_root_resource
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
@@ -41,6 +42,11 @@ class Registration:
     protect: bool
     inputs: dict[str, Any]
     dependencies: tuple[str, ...] = ()
+    id: str = ""
+    provider: str = ""  # the provider reference `<provider URN>::<provider ID>`, as the engine resolves it
+    replace_on_changes: tuple[str, ...] = ()
+    delete_before_replace: bool = False
+    aliases: tuple[str, ...] = ()  # the URNs the engine matches old state against
 
 
 @dataclass
@@ -105,8 +111,22 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                 self.registrations.append(Registration(
                     type=request.type, name=request.name, urn=response.urn, parent=request.parent,
                     custom=bool(request.custom), protect=bool(request.protect), inputs=plain(inputs),
-                    dependencies=tuple(sorted(request.dependencies))))
+                    dependencies=tuple(sorted(request.dependencies)), id=response.id, provider=request.provider,
+                    replace_on_changes=tuple(request.replaceOnChanges),
+                    delete_before_replace=bool(request.deleteBeforeReplace),
+                    aliases=tuple(self._alias_urn(request, alias) for alias in request.aliases)))
         return response
+
+    def _alias_urn(self, request: Any, alias: Any) -> str:
+        """An alias as the URN the engine looks up: a spec's blank fields are the resource's own (collapseAliasToUrn
+        in pulumi/pulumi pkg/resource/deploy/step_generator.go), in the URN scheme of this monitor."""
+        if alias.WhichOneof("alias") == "urn":
+            return str(alias.urn)
+        spec = alias.spec
+        parent = "" if spec.noParent else spec.parentUrn or request.parent
+        _, _, qualified, name = self.make_urn(parent, spec.type or request.type, spec.name or request.name).split(
+            "::", 3)
+        return "::".join([f"urn:pulumi:{spec.stack or get_stack()}", spec.project or get_project(), qualified, name])
 
 
 def engine_config(values: dict[str, Any]) -> dict[str, str]:
@@ -114,8 +134,9 @@ def engine_config(values: dict[str, Any]) -> dict[str, str]:
     return {key: value if isinstance(value, str) else json.dumps(value) for key, value in values.items()}
 
 
-def run_program(root: Path, stack: str, config: dict[str, Any]) -> ProgramRun:
-    """Run `<root>/__main__.py` for `stack` with `config` (`gpu-dra:key` -> value) under mocks."""
+def run_program(root: Path, stack: str, config: dict[str, Any], validated: Any = None) -> ProgramRun:
+    """Run `<root>/__main__.py` for `stack` with `config` (`gpu-dra:key` -> value) under mocks. `validated`: the
+    Stack the caller already loaded from that config, handed to the program so it is not validated twice."""
     pulumi.runtime.set_all_config(engine_config(config))
     mocks = _Mocks()
     monitor = RecordingMonitor(mocks)
@@ -124,7 +145,7 @@ def run_program(root: Path, stack: str, config: dict[str, Any]) -> ProgramRun:
     program = str(root / "__main__.py")
 
     def program_main() -> None:
-        runpy.run_path(program, run_name="__main__")
+        runpy.run_path(program, run_name="__main__", init_globals={"VALIDATED_STACK": validated})
 
     _sync_await(run_pulumi_func(program_main))
     root_stack = get_root_resource()
