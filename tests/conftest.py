@@ -1,9 +1,10 @@
-"""Shared fixtures: a scratch copy of the project's stacks to break on purpose, and program runs under mocks."""
+"""Shared fixtures and helpers: a scratch copy of the project's stacks to break on purpose, and list entries found
+by name (tests change entries by name, never by position)."""
 
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,14 @@ import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 STACKS = ("dev", "staging", "prod")
+
+
+def named(items: Iterable[Any], name: str) -> Any:
+    """The one mapping in `items` whose `name` (or, for taints and tolerations, `key`) is `name`."""
+    found = [item for item in items if isinstance(item, dict) and name in (item.get("name"), item.get("key"))]
+    if len(found) != 1:
+        raise KeyError(f"{len(found)} entries named {name!r}")
+    return found[0]
 
 
 class Project:

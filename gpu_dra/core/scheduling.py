@@ -2,11 +2,15 @@
 
 Used to prove that NVIDIA's device plugin and the DRA kubelet plugin never share a node (both would advertise every
 GPU: silent oversubscription), from the node groups' labels and taints and the charts' effective values.
+Semantics are the scheduler's: kubernetes/kubernetes staging/src/k8s.io/component-helpers/scheduling/corev1/
+nodeaffinity/nodeaffinity.go (terms ORed, an empty or unparsable term matches nothing), k8s.io/apimachinery
+pkg/labels/selector.go (`Requirement.Matches`) and k8s.io/api core/v1 toleration.go (`ToleratesTaint`).
 """
 
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -22,27 +26,64 @@ def helm_merge(defaults: Mapping[str, Any], overrides: Mapping[str, Any]) -> dic
     return merged
 
 
-def _expression_holds(expression: Mapping[str, Any], labels: Mapping[str, str]) -> bool:
-    key, operator, values = expression["key"], expression["operator"], expression.get("values") or []
-    if operator == "In":
-        return labels.get(key) in values
-    if operator == "NotIn":
-        return labels.get(key) not in values
-    if operator == "Exists":
-        return key in labels
-    if operator == "DoesNotExist":
-        return key not in labels
-    raise ValueError(f"unsupported node selector operator {operator!r}")
+def _integer(text: Any) -> int | None:
+    """A value as Go's strconv.ParseInt(text, 10, 64) reads it, or None where that fails."""
+    if not isinstance(text, str) or not re.fullmatch(r"[+-]?[0-9]+", text):
+        return None
+    value = int(text)
+    return value if -2**63 <= value < 2**63 else None
+
+
+def _expression_holds(expression: Mapping[str, Any], labels: Mapping[str, str]) -> bool | None:
+    """One matchExpressions requirement against node labels, as `labels.Requirement.Matches`; None where
+    `labels.NewRequirement` refuses it (values missing or extra, a Gt/Lt value that is not one integer, an unknown
+    operator): the scheduler then treats the whole term as matching nothing."""
+    key, operator = str(expression.get("key", "")), expression.get("operator")
+    values = list(expression.get("values") or [])
+    if not key:  # not a valid label key
+        return None
+    if operator in ("In", "NotIn"):
+        if not values:
+            return None
+        if operator == "In":
+            return key in labels and labels[key] in values
+        return key not in labels or labels[key] not in values  # a node without the label is "not in"
+    if operator in ("Exists", "DoesNotExist"):
+        if values:
+            return None
+        return (key in labels) == (operator == "Exists")
+    if operator in ("Gt", "Lt"):
+        bound = _integer(values[0]) if len(values) == 1 else None
+        if bound is None:
+            return None
+        value = _integer(labels.get(key))  # a missing or non-integer label value does not match
+        if value is None:
+            return False
+        return value > bound if operator == "Gt" else value < bound
+    return None
+
+
+def _term_admits(term: Mapping[str, Any], labels: Mapping[str, str]) -> bool:
+    """A nodeSelectorTerm: its requirements ANDed. An empty term matches nothing. matchFields (node names, unknown
+    for a node group's nodes) are not evaluated: such a term admits the nodes as far as its matchExpressions do."""
+    expressions = term.get("matchExpressions") or []
+    if not expressions and not term.get("matchFields"):
+        return False
+    results = [_expression_holds(e, labels) for e in expressions]
+    return None not in results and all(results)
 
 
 def _tolerated(taint: Mapping[str, Any], tolerations: Sequence[Mapping[str, Any]]) -> bool:
+    """`ToleratesTaint`: an empty effect matches every effect and an empty key every key; operator Equal (the
+    default) compares values, Exists matches any value; any other operator tolerates nothing."""
     for toleration in tolerations:
-        if toleration.get("effect") and toleration["effect"] != taint["effect"]:
+        if toleration.get("effect") and toleration["effect"] != taint.get("effect"):
             continue
-        if toleration.get("operator", "Equal") == "Exists":
-            if not toleration.get("key") or toleration["key"] == taint["key"]:
-                return True
-        elif toleration.get("key") == taint["key"] and toleration.get("value") == taint.get("value"):
+        if toleration.get("key") and toleration["key"] != taint.get("key"):
+            continue
+        operator = toleration.get("operator") or "Equal"
+        if operator == "Exists" or (operator == "Equal"
+                                    and (toleration.get("value") or "") == (taint.get("value") or "")):
             return True
     return False
 
@@ -53,9 +94,8 @@ def schedules_on(pod: Mapping[str, Any], labels: Mapping[str, str], taints: Sequ
         return False
     required = ((pod.get("affinity") or {}).get("nodeAffinity") or {}).get(
         "requiredDuringSchedulingIgnoredDuringExecution")
-    if required:
-        terms = required.get("nodeSelectorTerms") or []
-        if not any(all(_expression_holds(e, labels) for e in term.get("matchExpressions") or []) for term in terms):
-            return False
-    blocking = [t for t in taints if t["effect"] in ("NoSchedule", "NoExecute")]
+    if required is not None and not any(_term_admits(term, labels)
+                                        for term in required.get("nodeSelectorTerms") or []):
+        return False
+    blocking = [t for t in taints if t.get("effect") in ("NoSchedule", "NoExecute")]
     return all(_tolerated(t, list(pod.get("tolerations") or [])) for t in blocking)
