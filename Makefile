@@ -39,4 +39,4 @@ clean:
 	rm -rf build $(VENV)
 
 docs: $(STAMP)
-	$(BIN)/python -c 'from pathlib import Path; from gpu_dra.core.docs import configuration_markdown as md; Path("docs/configuration.md").write_text(md(Path(".")) + "\n")'
+	$(BIN)/python -c 'from pathlib import Path; from gpu_dra.core.config.docs import configuration_markdown as md; Path("docs/configuration.md").write_text(md(Path(".")) + "\n")'

@@ -10,8 +10,8 @@ import pulumi
 
 from components.engine_config import project_config
 from components.platform import build
+from gpu_dra.core.config.loader import load_stack_from_engine
 from gpu_dra.core.findings import ConfigError
-from gpu_dra.core.loader import load_stack_from_engine
 
 # `gpu-dra preview` and `check` validated the stack already and hand it over; under `pulumi up` it is done here.
 stack = globals().get("VALIDATED_STACK")

@@ -108,7 +108,7 @@ def real_size_rows(gpu_dra: str) -> list[str]:
 
 def cel_throughput() -> list[str]:
     """Compile and evaluation throughput of the CEL engine, in-process (what lint and explain pay per selector)."""
-    from gpu_dra.core.cel import compile_selector, device_view, evaluate
+    from gpu_dra.core.dra.cel import compile_selector, device_view, evaluate
 
     selector = ("device.driver == 'gpu.nvidia.com' && "
                 "device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('20Gi')) >= 0 && "
@@ -134,10 +134,10 @@ def cel_throughput() -> list[str]:
 
 def explain_timings() -> list[str]:
     """Issue targets: 100 claim templates on 1,000 nodes x 8 GPUs under 2 s; a real dump under 0.2 s."""
-    from gpu_dra.core import inventory
-    from gpu_dra.core.config import NodeGroup
-    from gpu_dra.core.explain import Claim, Explainer
-    from gpu_dra.core.loader import load_stack
+    from gpu_dra.core.analysis import inventory
+    from gpu_dra.core.analysis.explain import Claim, Explainer
+    from gpu_dra.core.config.loader import load_stack
+    from gpu_dra.core.config.models import NodeGroup
     from gpu_dra.core.yamlsource import parse_documents
 
     config = load_stack(ROOT, "prod").config

@@ -16,8 +16,8 @@ import pulumi_aws as aws
 import pulumi_eks as eks
 import pulumi_kubernetes as k8s
 
-from gpu_dra.core import network, nodes
-from gpu_dra.core.config import AccessEntry, Cluster, NodeGroup, Platform, Scaling, Stack
+from gpu_dra.core.config.models import AccessEntry, Cluster, NodeGroup, Platform, Scaling, Stack
+from gpu_dra.core.render import network, nodes
 
 # EKS access policies by their config name
 # (docs.aws.amazon.com/eks/latest/userguide/access-policy-permissions.html).

@@ -11,8 +11,8 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from gpu_dra.core import manifests
-from gpu_dra.core.config import Stack, Team
+from gpu_dra.core.config.models import Stack, Team
+from gpu_dra.core.render import manifests
 
 
 def _spec_and_meta(obj: dict[str, Any]) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """NVIDIA's DRA driver chart, and NVIDIA's device plugin chart while device-plugin node groups remain.
 
 Rendered client-side by helm.v4.Chart, so every object of the charts is a resource that policies see in
-`pulumi preview`. Values come from the core (`gpu_dra.core.driver`), derived from the stack's node groups.
+`pulumi preview`. Values come from the core (`gpu_dra.core.render.charts`), derived from the stack's node groups.
 """
 
 from __future__ import annotations
@@ -9,8 +9,9 @@ from __future__ import annotations
 import pulumi
 import pulumi_kubernetes as k8s
 
-from gpu_dra.core import driver
-from gpu_dra.core.config import StackConfig
+from gpu_dra.core.config import nvidia_driver
+from gpu_dra.core.config.models import StackConfig
+from gpu_dra.core.render import charts
 
 # The plugins run privileged pods (device access); clusters that enforce Pod Security need this label.
 PRIVILEGED_NAMESPACE = {"pod-security.kubernetes.io/enforce": "privileged", "app.kubernetes.io/managed-by": "gpu-dra"}
@@ -28,11 +29,11 @@ class GpuDrivers(pulumi.ComponentResource):
         # Waits for its namespace and the node groups its pods run on (controller: system; plugins: GPU groups).
         after = pulumi.ResourceOptions(parent=self, depends_on=[namespace, *node_groups])
         k8s.helm.v4.Chart(
-            "nvidia-dra-driver", chart=driver.chart_reference(settings), version=settings.version,
-            namespace=settings.namespace, values=driver.dra_chart_values(config), opts=after)
-        if driver.device_plugin_needed(config):
+            "nvidia-dra-driver", chart=nvidia_driver.chart_reference(settings), version=settings.version,
+            namespace=settings.namespace, values=charts.dra_chart_values(config), opts=after)
+        if charts.device_plugin_needed(config):
             k8s.helm.v4.Chart(
-                "nvidia-device-plugin", chart=driver.DEVICE_PLUGIN_CHART, version=driver.DEVICE_PLUGIN_VERSION,
-                repository_opts={"repo": driver.DEVICE_PLUGIN_REPOSITORY}, namespace=settings.namespace,
-                values=driver.device_plugin_values(config), opts=after)
+                "nvidia-device-plugin", chart=charts.DEVICE_PLUGIN_CHART, version=charts.DEVICE_PLUGIN_VERSION,
+                repository_opts={"repo": charts.DEVICE_PLUGIN_REPOSITORY}, namespace=settings.namespace,
+                values=charts.device_plugin_values(config), opts=after)
         self.register_outputs({})

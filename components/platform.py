@@ -7,7 +7,7 @@ import pulumi
 from components.cluster import cluster_access
 from components.dra import DeviceClasses, TeamResources
 from components.driver import GpuDrivers
-from gpu_dra.core.config import Stack
+from gpu_dra.core.config.models import Stack
 
 
 def build(stack: Stack) -> None:

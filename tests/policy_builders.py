@@ -15,8 +15,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 from gpu_dra.core import policy
-from gpu_dra.core.manifests import ADMIN_ACCESS_LABEL
 from gpu_dra.core.policy import Resource
+from gpu_dra.core.render.manifests import ADMIN_ACCESS_LABEL
 
 from .conftest import named
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpu_dra.core.cel import CompileError, compile_selector, device_view, evaluate
+from gpu_dra.core.dra.cel import CompileError, compile_selector, device_view, evaluate
 
 H100 = device_view(
     "gpu.nvidia.com",

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
-from gpu_dra.core.cel import CompileError, compile_selector, device_view, evaluate
+from gpu_dra.core.dra.cel import CompileError, compile_selector, device_view, evaluate
 
 CASES = yaml.safe_load((Path(__file__).parent / "data" / "cel_upstream_cases.yaml").read_text())["cases"]
 LIST_KINDS = {"bools", "ints", "strings", "versions"}

@@ -69,7 +69,7 @@ def test_bad_config_exits_2_with_file_and_key_and_no_traceback(project: Project)
 
 def test_program_itself_rejects_bad_config_before_registering(project: Project) -> None:
     """Under `pulumi up` the program validates too: exit 2 and the same message, nothing registered."""
-    from gpu_dra.core.loader import stack_values
+    from gpu_dra.core.config.loader import stack_values
 
     values, located = stack_values(project.root, "dev")
     values["gpu-dra:nodeGroups"][0]["diskSize"] = 10
@@ -111,7 +111,7 @@ def test_committed_schemas_are_current() -> None:
 
 
 def test_configuration_reference_is_current() -> None:
-    from gpu_dra.core.docs import configuration_markdown
+    from gpu_dra.core.config.docs import configuration_markdown
 
     committed = (ROOT / "docs" / "configuration.md").read_text()
     assert committed == configuration_markdown(ROOT) + "\n", "run `make docs`"

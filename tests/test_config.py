@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from gpu_dra.core.config import Environment
+from gpu_dra.core.config.loader import load_stack
+from gpu_dra.core.config.models import Environment
 from gpu_dra.core.findings import ConfigError, Finding
-from gpu_dra.core.loader import load_stack
 
 from .conftest import ROOT, STACKS, Project
 
@@ -297,7 +297,7 @@ def test_cross_file_mistake_is_named(project: Project, file: str, path: list[Any
 
 def test_json_kubeconfig_from_the_engine_is_kept_as_text() -> None:
     """pulumi-eks emits JSON kubeconfigs; the engine passes secrets as text, which must not be decoded."""
-    from gpu_dra.core.loader import load_stack_from_engine
+    from gpu_dra.core.config.loader import load_stack_from_engine
 
     kubeconfig = '{"apiVersion": "v1", "kind": "Config", "users": [{"user": {"token": "s3cret"}}]}'
     values = {"gpu-dra:environment": "dev", "gpu-dra:kubeconfig": kubeconfig,

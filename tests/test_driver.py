@@ -8,11 +8,13 @@ from typing import Any
 import pytest
 import yaml
 
-from gpu_dra.core import driver, gates
-from gpu_dra.core.config import AllocationMode, ChartName, DraDriver, StackConfig
-from gpu_dra.core.loader import load_stack
-from gpu_dra.core.nodes import node_labels, node_taints
-from gpu_dra.core.scheduling import helm_merge, schedules_on
+from gpu_dra.core.config import nvidia_driver
+from gpu_dra.core.config.loader import load_stack
+from gpu_dra.core.config.models import AllocationMode, ChartName, DraDriver, StackConfig
+from gpu_dra.core.dra.scheduling import helm_merge, schedules_on
+from gpu_dra.core.facts import gates
+from gpu_dra.core.render import charts
+from gpu_dra.core.render.nodes import node_labels, node_taints
 
 from .conftest import ROOT, STACKS, Project
 from .test_config import _problems, _set
@@ -49,12 +51,12 @@ def config_with(**driver_fields: Any) -> StackConfig:
 def test_every_value_set_exists_in_the_pinned_chart(stack: str) -> None:
     config = load_stack(ROOT, stack).config
     defaults = chart_defaults(config.dra_driver.chart.value, config.dra_driver.version)
-    assert missing_keys(driver.dra_chart_values(config), defaults) == []
+    assert missing_keys(charts.dra_chart_values(config), defaults) == []
 
 
 def test_every_value_set_exists_in_the_ngc_chart_too() -> None:
     config = config_with(chart="nvidia-dra-driver-gpu", version="25.12.0", featureGates={"MPSSupport": True})
-    values = driver.dra_chart_values(config)
+    values = charts.dra_chart_values(config)
     assert missing_keys(values, chart_defaults("nvidia-dra-driver-gpu", "25.12.0")) == []
     # 25.x requires a control-plane node for its controller unless the affinity is replaced (EKS has none).
     terms = values["controller"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
@@ -69,7 +71,7 @@ def test_key_check_catches_a_removed_value() -> None:
 
 
 def test_values_are_derived_from_the_node_groups() -> None:
-    values = driver.dra_chart_values(load_stack(ROOT, "prod").config)
+    values = charts.dra_chart_values(load_stack(ROOT, "prod").config)
     assert values["nvidiaDriverRoot"] == "/"  # AL2023 and Bottlerocket NVIDIA AMIs carry the driver on the host
     assert values["gpuResourcesEnabledOverride"] is True
     assert values["resourceApiVersion"] == "resource.k8s.io/v1"
@@ -85,13 +87,13 @@ def test_gpu_operator_driver_and_nvlink_change_the_values(project: Project) -> N
                 group["driver"] = "gpu-operator"
         config["gpu-dra:nodeGroups"][0]["multiNodeNvlink"] = True
     project.edit_stack("prod", change)
-    values = driver.dra_chart_values(load_stack(project.root, "prod").config)
+    values = charts.dra_chart_values(load_stack(project.root, "prod").config)
     assert values["nvidiaDriverRoot"] == "/run/nvidia/driver"
     assert values["resources"]["computeDomains"]["enabled"] is True
 
 
 def test_dev_passes_its_driver_gates() -> None:
-    values = driver.dra_chart_values(load_stack(ROOT, "dev").config)
+    values = charts.dra_chart_values(load_stack(ROOT, "dev").config)
     assert values["featureGates"] == {"TimeSlicingSettings": True}
 
 
@@ -132,14 +134,14 @@ def test_old_chart_is_rejected_with_the_reason(project: Project) -> None:
 def _plugins(config: StackConfig, nfd: bool) -> list[tuple[str, bool, bool]]:
     """Per node group: (name, DRA kubelet plugin lands there, device plugin lands there)."""
     dra_pod = helm_merge(chart_defaults(config.dra_driver.chart.value, config.dra_driver.version)["kubeletPlugin"],
-                         driver.dra_chart_values(config)["kubeletPlugin"])
-    device_plugin_pod = helm_merge(driver.DEVICE_PLUGIN_DEFAULTS, driver.device_plugin_values(config))
+                         charts.dra_chart_values(config)["kubeletPlugin"])
+    device_plugin_pod = helm_merge(charts.DEVICE_PLUGIN_DEFAULTS, charts.device_plugin_values(config))
     out = []
     for group in config.node_groups:
-        labels = {**node_labels(group), **(driver.NFD_GPU_LABELS if nfd else {})}
+        labels = {**node_labels(group), **(charts.NFD_GPU_LABELS if nfd else {})}
         taints = [{"key": t.key, "value": t.value, "effect": t.effect.value} for t in node_taints(group)]
         out.append((group.name, schedules_on(dra_pod, labels, taints),
-                    driver.device_plugin_needed(config) and schedules_on(device_plugin_pod, labels, taints)))
+                    charts.device_plugin_needed(config) and schedules_on(device_plugin_pod, labels, taints)))
     return out
 
 
@@ -176,9 +178,9 @@ def test_without_our_values_nfd_labels_would_put_both_plugins_on_a_node() -> Non
     """The check can fail: the charts' own affinities both admit an NFD-labelled GPU node."""
     config = load_stack(ROOT, "prod").config
     legacy = next(g for g in config.node_groups if g.allocation_mode is AllocationMode.device_plugin)
-    labels = {**node_labels(legacy), **driver.NFD_GPU_LABELS}
+    labels = {**node_labels(legacy), **charts.NFD_GPU_LABELS}
     dra_defaults = chart_defaults("dra-driver-nvidia-gpu", "0.4.1")["kubeletPlugin"]
-    assert schedules_on(dra_defaults, labels, []) and schedules_on(driver.DEVICE_PLUGIN_DEFAULTS, labels, [])
+    assert schedules_on(dra_defaults, labels, []) and schedules_on(charts.DEVICE_PLUGIN_DEFAULTS, labels, [])
 
 
 def test_user_taints_are_tolerated_by_the_plugins(project: Project) -> None:
@@ -190,15 +192,15 @@ def test_user_taints_are_tolerated_by_the_plugins(project: Project) -> None:
 
 def test_charts_wait_for_namespace_and_gpu_node_groups() -> None:
     run = program("prod")
-    charts = {r.name: r for r in run.by_type("kubernetes:helm.sh/v4:Chart")}
-    assert set(charts) == {"nvidia-dra-driver", "nvidia-device-plugin"}
-    dra = charts["nvidia-dra-driver"]
+    releases = {r.name: r for r in run.by_type("kubernetes:helm.sh/v4:Chart")}
+    assert set(releases) == {"nvidia-dra-driver", "nvidia-device-plugin"}
+    dra = releases["nvidia-dra-driver"]
     assert dra.inputs["chart"] == "oci://registry.k8s.io/dra-driver-nvidia/charts/dra-driver-nvidia-gpu"
     assert dra.inputs["version"] == "0.4.1" and dra.inputs["namespace"] == "nvidia-dra-driver"
     namespace = next(r for r in run.by_type("kubernetes:core/v1:Namespace") if r.name == "driver-namespace")
     groups = [r.urn for r in run.by_type("eks:index:ManagedNodeGroup") if not r.name.endswith("-system")]
     assert set(dra.dependencies) >= {namespace.urn, *groups}
-    assert charts["nvidia-device-plugin"].inputs["version"] == driver.DEVICE_PLUGIN_VERSION
+    assert releases["nvidia-device-plugin"].inputs["version"] == charts.DEVICE_PLUGIN_VERSION
 
 
 def test_no_device_plugin_without_device_plugin_groups() -> None:
@@ -212,14 +214,14 @@ def test_shared_fixtures_are_present() -> None:
 def test_embedded_dra_plugin_placement_matches_the_chart() -> None:
     """The policy pack carries the chart's kubeletPlugin placement as data; it must be the pinned chart's."""
     chart = chart_defaults("dra-driver-nvidia-gpu", "0.4.1")["kubeletPlugin"]
-    assert {key: chart[key] for key in ("nodeSelector", "affinity", "tolerations")} == driver.DRA_PLUGIN_DEFAULTS
+    assert {key: chart[key] for key in ("nodeSelector", "affinity", "tolerations")} == charts.DRA_PLUGIN_DEFAULTS
 
 
 def test_dynamic_mig_follows_the_clusters_partitionable_devices_gate() -> None:
     """The gate table decides: off on 1.35 unless an existing cluster runs it; on (beta) from 1.36."""
     def conflicts(partitionable: bool) -> list[str]:
-        return [m for _, m in driver.gate_conflicts(ChartName.dra_driver_nvidia_gpu, "0.4.1", {"DynamicMIG": True},
-                                                    partitionable, [])]
+        return [m for _, m in nvidia_driver.gate_conflicts(ChartName.dra_driver_nvidia_gpu, "0.4.1",
+                                                           {"DynamicMIG": True}, partitionable, [])]
     assert any("DRAPartitionableDevices" in m for m in conflicts(False))
     assert not any("DRAPartitionableDevices" in m for m in conflicts(True))
     assert gates.enabled("DRAPartitionableDevices", "1.35", "existing", {"DRAPartitionableDevices": True})

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 import yaml
 
-from gpu_dra.core import inventory as inv
-from gpu_dra.core import nvidia
-from gpu_dra.core.explain import Claim, Explainer, claims_from_objects, in_use_from_claims
-from gpu_dra.core.loader import load_stack
+from gpu_dra.core.analysis import inventory as inv
+from gpu_dra.core.analysis.explain import Claim, Explainer, claims_from_objects, in_use_from_claims
+from gpu_dra.core.config.loader import load_stack
+from gpu_dra.core.facts import nvidia
 from gpu_dra.core.yamlsource import parse_documents
 
 from .conftest import ROOT, Project

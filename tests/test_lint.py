@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 import yaml
 
-from gpu_dra.core.lint import SelectorContext, lint_selector
-from gpu_dra.core.manifest_lint import Target, fixed_object, lint_object, objects_in
+from gpu_dra.core.checks.lint import SelectorContext, lint_selector
+from gpu_dra.core.checks.manifest_lint import Target, fixed_object, lint_object, objects_in
 from gpu_dra.core.yamlsource import parse_documents
 
 from .conftest import ROOT
@@ -174,7 +174,7 @@ def test_unreadable_and_malformed_input_exit_2(tmp_path: Path) -> None:
 
 def test_repo_stacks_render_lint_clean(tmp_path: Path) -> None:
     from gpu_dra.cli.manifest_files import kubernetes_objects
-    from gpu_dra.core.loader import load_stack
+    from gpu_dra.core.config.loader import load_stack
 
     from .test_program import program
 
@@ -286,7 +286,7 @@ SCHEMA_CASES = [  # (object, Kubernetes version, strict)
 def test_cached_schema_validation_matches_kubernetes_validate(obj: dict, version: str, strict: bool) -> None:
     import kubernetes_validate
 
-    from gpu_dra.core import k8s_schema
+    from gpu_dra.core.dra import k8s_schema
 
     def outcome(validate: Callable[..., str]) -> tuple[Any, ...]:
         try:
@@ -299,7 +299,7 @@ def test_cached_schema_validation_matches_kubernetes_validate(obj: dict, version
 
 def test_lint_reads_each_schema_once_per_process(monkeypatch: pytest.MonkeyPatch) -> None:
     """kubernetes-validate re-reads its 1.5 MB definitions per object; lint must not (500 templates: 8 s -> 1 s)."""
-    from gpu_dra.core import k8s_schema
+    from gpu_dra.core.dra import k8s_schema
 
     reads: list[str] = []
     original = k8s_schema.schema_contents

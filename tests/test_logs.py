@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from gpu_dra.core import schedlogs
+from gpu_dra.core.analysis import schedlogs
 
 from .test_cli import gpu_dra
 

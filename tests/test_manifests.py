@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from gpu_dra.core.config import Team
-from gpu_dra.core.manifests import claim_template
+from gpu_dra.core.config.models import Team
+from gpu_dra.core.render.manifests import claim_template
 
 from .policy_builders import TEMPLATE, happy_resources, mutate, resource, violations
 

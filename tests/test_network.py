@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from gpu_dra.core.config import AccessEntry, Environment, NewVpc, NodeGroup, StackConfig
+from gpu_dra.core.config.loader import load_stack
+from gpu_dra.core.config.models import AccessEntry, Environment, NewVpc, NodeGroup, StackConfig
 from gpu_dra.core.findings import ConfigError
-from gpu_dra.core.loader import load_stack
-from gpu_dra.core.network import AccessScope, Subnet, Tier, access_scope, plan_network, plan_vpc
+from gpu_dra.core.render.network import AccessScope, Subnet, Tier, access_scope, plan_network, plan_vpc
 
 from .conftest import Project
 

@@ -20,9 +20,9 @@ from pulumi_policy import StackValidationArgs
 from gpu_dra.cli.check import _policy_resources, check_stack, pack_config
 from gpu_dra.cli.offline import ProgramRun, Registration, run_program
 from gpu_dra.core import policy
-from gpu_dra.core.loader import load_stack, stack_values
-from gpu_dra.core.manifests import ADMIN_ACCESS_LABEL
+from gpu_dra.core.config.loader import load_stack, stack_values
 from gpu_dra.core.policy import Resource
+from gpu_dra.core.render.manifests import ADMIN_ACCESS_LABEL
 from gpu_dra.policypack import policies
 
 from .conftest import ROOT, STACKS, Project, named

@@ -14,8 +14,8 @@ import components.cluster
 import components.dra
 import components.driver
 from gpu_dra.cli.offline import MOCK_KUBECONFIG, ProgramRun, Registration, run_program
-from gpu_dra.core import network
-from gpu_dra.core.loader import load_stack, stack_values
+from gpu_dra.core.config.loader import load_stack, stack_values
+from gpu_dra.core.render import network
 
 from .conftest import ROOT, STACKS, Project
 
@@ -313,7 +313,7 @@ def test_eks_addons_are_managed() -> None:
 
 def test_a_stack_validated_by_the_cli_is_not_validated_again(monkeypatch: pytest.MonkeyPatch) -> None:
     """`gpu-dra preview` hands the program the stack it loaded; only `pulumi up` (no stack given) loads it there."""
-    import gpu_dra.core.loader
+    import gpu_dra.core.config.loader
 
     values, _ = stack_values(ROOT, "dev")
     stack = load_stack(ROOT, "dev")
@@ -321,7 +321,7 @@ def test_a_stack_validated_by_the_cli_is_not_validated_again(monkeypatch: pytest
     def second_validation(*args: Any) -> Any:
         raise AssertionError("the program validated the stack again")
 
-    monkeypatch.setattr(gpu_dra.core.loader, "load_stack_from_engine", second_validation)
+    monkeypatch.setattr(gpu_dra.core.config.loader, "load_stack_from_engine", second_validation)
     run = run_program(ROOT, "dev", values, stack)
     assert any(r.type == "kubernetes:resource.k8s.io/v1:ResourceClaimTemplate" for r in run.resources)
     with pytest.raises(AssertionError, match="validated the stack again"):

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from gpu_dra.core.scheduling import schedules_on
+from gpu_dra.core.dra.scheduling import schedules_on
 
 NODE = {"gpu-dra.io/allocation": "dra", "nvidia.com/gpu.count": "8", "nvidia.com/cuda.driver.major": "580",
         "gpu-dra.io/node-group": "h100"}

@@ -15,7 +15,7 @@ import yaml
 from jsonschema import Draft202012Validator
 
 from gpu_dra.cli.manifest_files import kubernetes_objects
-from gpu_dra.core.loader import load_stack
+from gpu_dra.core.config.loader import load_stack
 
 from .conftest import ROOT, STACKS, named
 from .test_program import program

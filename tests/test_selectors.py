@@ -1,16 +1,16 @@
 """The selector shorthand selects the devices people mean: each `match:` field is compiled, accepted by the API
 server's checks, and evaluated on devices shaped as NVIDIA's driver publishes them (figures from
-gpu_dra.core.hardware), as the scheduler would."""
+gpu_dra.core.facts.hardware), as the scheduler would."""
 
 from __future__ import annotations
 
 import pytest
 
-from gpu_dra.core.cel import DeviceView, compile_selector, device_view, evaluate
-from gpu_dra.core.config import DeviceClassConfig, Match
-from gpu_dra.core.hardware import GPU_MODELS
-from gpu_dra.core.manifests import device_class
-from gpu_dra.core.selectors import compile_match
+from gpu_dra.core.config.models import DeviceClassConfig, Match
+from gpu_dra.core.dra.cel import DeviceView, compile_selector, device_view, evaluate
+from gpu_dra.core.facts.hardware import GPU_MODELS
+from gpu_dra.core.render.manifests import device_class
+from gpu_dra.core.render.selectors import compile_match
 
 DRIVER = "gpu.nvidia.com"
 ATTR = "device.attributes['gpu.nvidia.com']"

@@ -12,8 +12,8 @@ from typing import Any
 from pulumi_policy import PolicyCustomTimeouts, PolicyResource, PolicyResourceOptions, StackValidationArgs
 
 from gpu_dra.core import policy
-from gpu_dra.core.config import Platform, Stack
-from gpu_dra.core.loader import build_stack, stack_file, stack_values, team_file
+from gpu_dra.core.config.loader import build_stack, stack_file, stack_values, team_file
+from gpu_dra.core.config.models import Platform, Stack
 from gpu_dra.core.yamlsource import Located, read_yaml
 from gpu_dra.policypack import policies
 

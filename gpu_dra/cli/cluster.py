@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpu_dra.core.config import DRA_NODE_LABEL
+from gpu_dra.core.config.models import DRA_NODE_LABEL
 
 READS = (("resource.k8s.io", "v1", "resourceslices", "ResourceSlice"),
          ("resource.k8s.io", "v1", "deviceclasses", "DeviceClass"),

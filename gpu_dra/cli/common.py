@@ -34,7 +34,7 @@ def project_root(args: argparse.Namespace) -> Path:
 
 def run_program_offline(root: Path, stack: str) -> Any:
     """Validate the stack (exit 2 on mistakes, before anything runs), then run the program under mocks."""
-    from gpu_dra.core.loader import build_stack, stack_values
+    from gpu_dra.core.config.loader import build_stack, stack_values
 
     values, located = stack_values(root, stack)
     validated = build_stack(root, stack, values, located)
@@ -75,9 +75,9 @@ def cluster_options(parser: argparse.ArgumentParser) -> None:
 
 def gather(args: argparse.Namespace) -> tuple[Any, list[dict[str, Any]], str]:
     """Inventory, Kubernetes objects (classes, claims) and a description of where they came from."""
-    from gpu_dra.core import inventory as inv
-    from gpu_dra.core import manifests
-    from gpu_dra.core.inventory import InventoryError
+    from gpu_dra.core.analysis import inventory as inv
+    from gpu_dra.core.analysis.inventory import InventoryError
+    from gpu_dra.core.render import manifests
     from gpu_dra.core.yamlsource import Located
 
     sources: list[tuple[str, list[Any]]] = read_inputs(args.paths, lines=False)
@@ -106,7 +106,7 @@ def gather(args: argparse.Namespace) -> tuple[Any, list[dict[str, Any]], str]:
     validate_objects(objects)
     origin = ", ".join(origins)
     if args.stack:
-        from gpu_dra.core.loader import load_stack
+        from gpu_dra.core.config.loader import load_stack
 
         stack = load_stack(project_root(args), args.stack)
         objects += manifests.stack_device_classes(stack)
@@ -124,7 +124,7 @@ def validate_objects(objects: list[dict[str, Any]]) -> None:
     """Claims and classes given to explain must have the API's shape; say which one does not, and where."""
     import kubernetes_validate
 
-    from gpu_dra.core import k8s_schema
+    from gpu_dra.core.dra import k8s_schema
 
     for obj in objects:
         if obj.get("kind") not in ("DeviceClass", "ResourceClaim", "ResourceClaimTemplate"):

@@ -15,17 +15,24 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpu_dra.core import driver, gates, nvidia
-from gpu_dra.core.cel import CompileError, compile_selector
-from gpu_dra.core.config import DRA_NODE_LABEL, ChartName, DraDriver, SharingStrategy
-from gpu_dra.core.explain import CEL_RUNTIME, Explainer, claims_from_objects, classes_from_objects
-from gpu_dra.core.gates import DEFAULT_KUBERNETES_VERSION
-from gpu_dra.core.inventory import GroupSpec, synthesize_groups
-from gpu_dra.core.lint import SelectorContext, lint_selector
-from gpu_dra.core.manifest_lint import ManifestObject, claim_devices, gate_sites, selector_sites
-from gpu_dra.core.manifests import ADMIN_ACCESS_LABEL, CLAIMS_QUOTA, device_quota_name
-from gpu_dra.core.nodes import EKS_TAINT_EFFECTS, ENVIRONMENT_TAG, NODE_GROUP_LABEL
-from gpu_dra.core.nvidia import DEFAULT_CHART_VERSION
+from gpu_dra.core.analysis.explain import CEL_RUNTIME, Explainer, claims_from_objects, classes_from_objects
+from gpu_dra.core.analysis.inventory import GroupSpec, synthesize_groups
+from gpu_dra.core.checks.lint import SelectorContext, lint_selector
+from gpu_dra.core.checks.manifest_lint import ManifestObject, claim_devices, gate_sites, selector_sites
+from gpu_dra.core.config import nvidia_driver
+from gpu_dra.core.config.models import (
+    DRA_NODE_LABEL,
+    ChartName,
+    DraDriver,
+    SharingStrategy,
+)
+from gpu_dra.core.dra.cel import CompileError, compile_selector
+from gpu_dra.core.facts import gates, nvidia
+from gpu_dra.core.facts.gates import DEFAULT_KUBERNETES_VERSION
+from gpu_dra.core.facts.nvidia import DEFAULT_CHART_VERSION
+from gpu_dra.core.render import charts
+from gpu_dra.core.render.manifests import ADMIN_ACCESS_LABEL, CLAIMS_QUOTA, device_quota_name
+from gpu_dra.core.render.nodes import EKS_TAINT_EFFECTS, ENVIRONMENT_TAG, NODE_GROUP_LABEL
 from gpu_dra.core.yamlsource import Located, format_path
 
 ADVISORY, MANDATORY = "advisory", "mandatory"
@@ -70,7 +77,7 @@ class Context:
 
     @property
     def driver_level(self) -> tuple[int, int]:
-        return driver.release_level(DraDriver.model_validate({"chart": self.chart.value,
+        return nvidia_driver.release_level(DraDriver.model_validate({"chart": self.chart.value,
                                                              "version": self.chart_version}))
 
 
@@ -297,7 +304,7 @@ def no_alpha_in_production(resources: list[Resource], context: Context) -> list[
                 out.append((f"{_name(resource)}: {format_path(path)}: {guarded.what} relies on {guarded.gate}, alpha "
                             f"in Kubernetes {context.kubernetes_version}: not in production", resource.urn))
     for name, enabled in context.driver_gates.items():
-        gate = driver.DRIVER_GATES.get(name)
+        gate = nvidia_driver.DRIVER_GATES.get(name)
         if enabled and gate and gate.stage == "alpha":
             out.append((f"NVIDIA driver gate {name} is alpha: not in production", ""))
     return out
@@ -318,7 +325,7 @@ def _sharing(resources: list[Resource]) -> list[tuple[str, SharingStrategy]]:
 def nvidia_driver_gates(resources: list[Resource], context: Context) -> list[tuple[str, str]]:
     if not any(r.type == CHART_TYPE and _is_dra_chart(r.props) for r in resources):
         return []
-    problems = driver.gate_conflicts(context.chart, context.chart_version, context.driver_gates,
+    problems = nvidia_driver.gate_conflicts(context.chart, context.chart_version, context.driver_gates,
                                      context.gate_on("DRAPartitionableDevices"), _sharing(resources))
     return [(message, "") for _, message in problems]
 
@@ -363,8 +370,8 @@ def _plugin_placement(resources: list[Resource], dra: bool) -> dict[str, Any] | 
 
 def no_device_plugin_on_dra_nodes(resources: list[Resource], context: Context) -> list[tuple[str, str]]:
     groups = _node_groups(resources)
-    views = [driver.NodeGroupView(name, labels, taints) for _, name, _, _, labels, taints in groups]
-    shared = driver.shared_gpu_nodes(views, _plugin_placement(resources, dra=True),
+    views = [charts.NodeGroupView(name, labels, taints) for _, name, _, _, labels, taints in groups]
+    shared = charts.shared_gpu_nodes(views, _plugin_placement(resources, dra=True),
                                      _plugin_placement(resources, dra=False))
     urns = {name: resource.urn for resource, name, *_ in groups}
     return [(f"node group {name}: both NVIDIA's device plugin and the DRA kubelet plugin would run there; each "
@@ -385,7 +392,7 @@ def dra_driver_chart_pinned(resource: Resource, context: Context) -> list[str]:
         out.append("values.gpuResourcesEnabledOverride must be true with resources.gpus.enabled (the chart refuses "
                    "to render otherwise)")
     root = values.get("nvidiaDriverRoot", "/")
-    if root not in driver.DRIVER_ROOTS.values():
+    if root not in charts.DRIVER_ROOTS.values():
         out.append(f"values.nvidiaDriverRoot {root!r} is neither '/' (EKS NVIDIA AMIs) nor '/run/nvidia/driver' "
                    "(GPU Operator)")
     return out

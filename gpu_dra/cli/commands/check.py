@@ -31,7 +31,7 @@ def register(verbs: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from gpu_dra.cli import check
-    from gpu_dra.core.loader import available_stacks, load_stack
+    from gpu_dra.core.config.loader import available_stacks, load_stack
     from gpu_dra.core.policy import MANDATORY
 
     root = project_root(args)

@@ -31,7 +31,7 @@ def register(verbs: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gpu_dra.core.explain import (
+    from gpu_dra.core.analysis.explain import (
         EXAMPLES,
         Explainer,
         claims_from_objects,

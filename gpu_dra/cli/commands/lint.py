@@ -8,8 +8,8 @@ import json
 from typing import Any
 
 from gpu_dra.cli.common import EXIT_FINDINGS, EXIT_OK, UsageError, read_inputs
-from gpu_dra.core.gates import DEFAULT_KUBERNETES_VERSION
-from gpu_dra.core.nvidia import DEFAULT_CHART_VERSION
+from gpu_dra.core.facts.gates import DEFAULT_KUBERNETES_VERSION
+from gpu_dra.core.facts.nvidia import DEFAULT_CHART_VERSION
 
 EXAMPLES = """examples:
   gpu-dra lint claims.yaml
@@ -46,10 +46,10 @@ def _feature_gates(text: str) -> dict[str, bool]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gpu_dra.core import driver
-    from gpu_dra.core.config import DraDriver
-    from gpu_dra.core.gates import VERSIONS
-    from gpu_dra.core.manifest_lint import Target, fixed_object, lint_object, objects_in, severity_counts
+    from gpu_dra.core.checks.manifest_lint import Target, fixed_object, lint_object, objects_in, severity_counts
+    from gpu_dra.core.config import nvidia_driver
+    from gpu_dra.core.config.models import DraDriver
+    from gpu_dra.core.facts.gates import VERSIONS
 
     if args.kubernetes_version not in VERSIONS:
         raise UsageError(f"--kubernetes-version {args.kubernetes_version}: known versions {', '.join(VERSIONS)}")
@@ -59,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--chart {args.chart} --chart-version {args.chart_version}: not a pinned chart version "
                          "such as 0.4.1 or 25.12.0") from None
     target = Target(args.kubernetes_version, args.platform, _feature_gates(args.feature_gates or ""),
-                    driver.release_level(chart))
+                    nvidia_driver.release_level(chart))
     findings = []
     objects = []
     for name, documents in read_inputs(args.paths):

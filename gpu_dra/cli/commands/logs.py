@@ -26,7 +26,7 @@ def register(verbs: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gpu_dra.core import schedlogs
+    from gpu_dra.core.analysis import schedlogs
 
     name = args.path or "-"
     try:

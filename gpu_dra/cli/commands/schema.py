@@ -22,7 +22,7 @@ def register(verbs: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gpu_dra.core.schema import stack_schema, team_schema
+    from gpu_dra.core.config.schema import stack_schema, team_schema
 
     schemas = {"stack": stack_schema, "team": team_schema}
     print(json.dumps(schemas[args.file](), indent=2))

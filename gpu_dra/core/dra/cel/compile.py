@@ -15,8 +15,8 @@ from typing import Any
 from cel_expr_python import cel
 from cel_expr_python.ext import ext_bindings, ext_optional, ext_strings
 
-from gpu_dra.core.cel import cost, library
-from gpu_dra.core.cel.lexer import Token, regex_literals, tokenize, with_empty_domain_default
+from gpu_dra.core.dra.cel import cost, library
+from gpu_dra.core.dra.cel.lexer import Token, regex_literals, tokenize, with_empty_domain_default
 
 MAX_EXPRESSION_LENGTH = 10 * 1024  # resource.CELSelectorExpressionMaxLength
 

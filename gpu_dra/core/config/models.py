@@ -1,7 +1,7 @@
 """Typed configuration: every `gpu-dra:*` stack key and the teams' own files, as pydantic v2 models.
 
 Shape, types and single-object rules live here; rules that need the whole stack (a team's namespace clashing with
-another's, a mapping naming an undeclared class) live in `gpu_dra.core.loader`. Unknown keys are always errors.
+another's, a mapping naming an undeclared class) live in `gpu_dra.core.config.loader`. Unknown keys are always errors.
 """
 
 from __future__ import annotations
@@ -25,11 +25,11 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
-from gpu_dra.core import gates
-from gpu_dra.core.gates import DEFAULT_KUBERNETES_VERSION
-from gpu_dra.core.hardware import INSTANCE_TYPES
-from gpu_dra.core.nvidia import DEFAULT_CHART_VERSION, DRIVER_NAME
-from gpu_dra.core.quantity import QuantityError, parse_quantity
+from gpu_dra.core.dra.quantity import QuantityError, parse_quantity
+from gpu_dra.core.facts import gates
+from gpu_dra.core.facts.gates import DEFAULT_KUBERNETES_VERSION
+from gpu_dra.core.facts.hardware import INSTANCE_TYPES
+from gpu_dra.core.facts.nvidia import DEFAULT_CHART_VERSION, DRIVER_NAME
 
 SUPPORTED_KUBERNETES_VERSIONS = ("1.34", "1.35", "1.36")
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpu_dra.core.config import (
+from gpu_dra.core.config.models import (
     ADMIN_ACCESS_LABEL,
     AllocationCount,
     ClaimTemplate,
@@ -20,8 +20,8 @@ from gpu_dra.core.config import (
     Stack,
     Team,
 )
-from gpu_dra.core.nvidia import DRIVER_NAME
-from gpu_dra.core.selectors import selector_expressions
+from gpu_dra.core.facts.nvidia import DRIVER_NAME
+from gpu_dra.core.render.selectors import selector_expressions
 
 RESOURCE_API = "resource.k8s.io/v1"
 MANAGED_BY = {"app.kubernetes.io/managed-by": "gpu-dra"}

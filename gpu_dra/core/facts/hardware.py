@@ -1,8 +1,8 @@
 """What NVIDIA's DRA driver publishes on each EC2 GPU instance type: one source of truth, each row sourced.
 
 Used by config validation (known instance types, CPU architecture vs AMI), node-group summaries and the
-synthesized inventory (`gpu_dra.core.inventory.synthesize`). Figures are the NVML values the driver publishes, not
-EC2's marketing memory sizes (docs/sources.md#gpu-instance-catalog; each row names its own source).
+synthesized inventory (`gpu_dra.core.analysis.inventory.synthesize`). Figures are the NVML values the driver
+publishes, not EC2's marketing memory sizes (docs/sources.md#gpu-instance-catalog; each row names its own source).
 """
 
 from __future__ import annotations

@@ -18,8 +18,8 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from gpu_dra.core import driver, nvidia
-from gpu_dra.core.config import (
+from gpu_dra.core.config import nvidia_driver
+from gpu_dra.core.config.models import (
     CONFIG_NAMESPACE,
     AllocationMode,
     Cluster,
@@ -32,6 +32,7 @@ from gpu_dra.core.config import (
     TeamHosting,
     is_dns_label,
 )
+from gpu_dra.core.facts import nvidia
 from gpu_dra.core.findings import ConfigError, Finding, config_finding
 from gpu_dra.core.yamlsource import Loc, Located, format_path, read_yaml
 
@@ -253,7 +254,7 @@ def build_stack(root: Path, stack: str, values: Mapping[str, Any], located: Loca
         teams.append(_apply_hosting(team, hosting))
     problems += _team_rules(parts, teams, team_lines, display, located)
     if config is not None and not any(p.file.startswith("stacks/teams/") for p in problems):
-        for loc, message in driver.gate_problems(config, teams):
+        for loc, message in nvidia_driver.gate_problems(config, teams):
             problems.append(config_finding(display, PREFIX + format_path(("draDriver", *loc)), message,
                                            _at(located, "draDriver", *loc)))
     if problems or config is None:

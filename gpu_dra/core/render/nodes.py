@@ -13,7 +13,7 @@ import base64
 from dataclasses import dataclass
 from typing import Any
 
-from gpu_dra.core.config import (
+from gpu_dra.core.config.models import (
     DEVICE_PLUGIN_NODE_LABEL,
     DRA_NODE_LABEL,
     GPU_TAINT_KEY,
@@ -25,7 +25,7 @@ from gpu_dra.core.config import (
     Taint,
     TaintEffect,
 )
-from gpu_dra.core.hardware import INSTANCE_TYPES
+from gpu_dra.core.facts.hardware import INSTANCE_TYPES
 
 ALLOCATION_LABEL = DEVICE_PLUGIN_NODE_LABEL[0]  # dra or device-plugin
 NODE_GROUP_LABEL = "gpu-dra.io/node-group"  # also the instances' tag

@@ -14,9 +14,9 @@ from typing import Any
 
 from cel_expr_python import cel
 
-from gpu_dra.core.cel import library
-from gpu_dra.core.cel.compile import CompiledSelector
-from gpu_dra.core.quantity import QuantityError
+from gpu_dra.core.dra.cel import library
+from gpu_dra.core.dra.cel.compile import CompiledSelector
+from gpu_dra.core.dra.quantity import QuantityError
 
 
 @dataclass(frozen=True)

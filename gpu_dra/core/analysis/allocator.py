@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
 
-from gpu_dra.core.inventory import Device
+from gpu_dra.core.analysis.inventory import Device
 
 
 @dataclass(frozen=True)

@@ -4,8 +4,8 @@
 `evaluate` does what the scheduler does per device (unknown domain -> empty map, unknown id -> runtime error).
 """
 
-from gpu_dra.core.cel.compile import CompiledSelector, CompileError, compile_selector
-from gpu_dra.core.cel.evaluate import DeviceView, EvalResult, device_view, evaluate
+from gpu_dra.core.dra.cel.compile import CompiledSelector, CompileError, compile_selector
+from gpu_dra.core.dra.cel.evaluate import DeviceView, EvalResult, device_view, evaluate
 
 __all__ = ["CompileError", "CompiledSelector", "DeviceView", "EvalResult", "compile_selector", "device_view",
            "evaluate"]

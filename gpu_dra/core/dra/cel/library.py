@@ -14,7 +14,7 @@ from typing import Any
 from cel_expr_python import cel
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
-from gpu_dra.core.quantity import QuantityError, parse_quantity
+from gpu_dra.core.dra.quantity import QuantityError, parse_quantity
 
 _FIELD = descriptor_pb2.FieldDescriptorProto
 

@@ -11,15 +11,14 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpu_dra.core import gates, k8s_schema, nvidia
-from gpu_dra.core.cel import CompileError, compile_selector
-from gpu_dra.core.driver import DEFAULT_LEVEL
+from gpu_dra.core.checks.lint import SelectorContext, lint_selector
+from gpu_dra.core.config.nvidia_driver import DEFAULT_LEVEL
+from gpu_dra.core.dra import k8s_schema
+from gpu_dra.core.dra.api import KINDS, REQUEST_FIELDS
+from gpu_dra.core.dra.cel import CompileError, compile_selector
+from gpu_dra.core.facts import gates, nvidia
 from gpu_dra.core.findings import ERROR, WARNING, Finding
-from gpu_dra.core.lint import SelectorContext, lint_selector
 from gpu_dra.core.yamlsource import Located, format_path
-
-KINDS = ("DeviceClass", "ResourceClaim", "ResourceClaimTemplate")
-REQUEST_FIELDS = ("deviceClassName", "selectors", "allocationMode", "count", "adminAccess", "tolerations", "capacity")
 
 
 @dataclass(frozen=True)

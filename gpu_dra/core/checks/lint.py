@@ -1,7 +1,7 @@
 """Lint rules for DRA selectors, beyond what the API server checks: each with an id, a message and a fix.
 
 They catch what compiles but never matches, or matches and then aborts the claim at scheduling time. Facts come
-from the driver catalog (`gpu_dra.core.nvidia`) and the instance catalog (`gpu_dra.core.hardware`).
+from the driver catalog (`gpu_dra.core.facts.nvidia`) and the instance catalog (`gpu_dra.core.facts.hardware`).
 """
 
 from __future__ import annotations
@@ -9,13 +9,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from gpu_dra.core import nvidia
-from gpu_dra.core.cel.lexer import Lookup, Token, device_lookups, tokenize
-from gpu_dra.core.driver import DEFAULT_LEVEL
+from gpu_dra.core.config.nvidia_driver import DEFAULT_LEVEL
+from gpu_dra.core.dra.cel.lexer import Lookup, Token, device_lookups, tokenize
+from gpu_dra.core.dra.quantity import QuantityError, parse_quantity
+from gpu_dra.core.facts import nvidia
+from gpu_dra.core.facts.hardware import GPU_MODELS
 from gpu_dra.core.findings import ERROR, WARNING, Finding
-from gpu_dra.core.hardware import GPU_MODELS
-from gpu_dra.core.quantity import QuantityError, parse_quantity
-from gpu_dra.core.selectors import KNOWN_PRODUCT_NAMES
+from gpu_dra.core.render.selectors import KNOWN_PRODUCT_NAMES
 
 
 @dataclass(frozen=True)

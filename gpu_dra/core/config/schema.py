@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpu_dra.core.config import StackConfig, Team
-from gpu_dra.core.loader import PREFIX
+from gpu_dra.core.config.loader import PREFIX
+from gpu_dra.core.config.models import StackConfig, Team
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 

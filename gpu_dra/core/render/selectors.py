@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import re
 
-from gpu_dra.core.config import DeviceType, Match
-from gpu_dra.core.hardware import GPU_MODELS
-from gpu_dra.core.nvidia import DRIVER_NAME
+from gpu_dra.core.config.models import DeviceType, Match
+from gpu_dra.core.facts.hardware import GPU_MODELS
+from gpu_dra.core.facts.nvidia import DRIVER_NAME
 
 ATTR = f"device.attributes['{DRIVER_NAME}']"
 CAPACITY = f"device.capacity['{DRIVER_NAME}']"

@@ -13,7 +13,7 @@ import ipaddress
 from dataclasses import dataclass
 from enum import StrEnum
 
-from gpu_dra.core.config import AccessEntry, Environment, NewVpc, NodeGroup, StackConfig
+from gpu_dra.core.config.models import AccessEntry, Environment, NewVpc, NodeGroup, StackConfig
 
 PRIVATE_SPLIT = 3  # eight private-sized blocks
 PUBLIC_SPLIT = 6  # the last block in eight public subnets

@@ -2,7 +2,7 @@
 
 Per request (and subrequest): the devices passing the class's and the request's selectors, the others grouped by
 reason naming the selector and, where it can be told, the failing term. A CEL runtime error on any device aborts the
-claim, as in the allocator. Then allocation is simulated per node (gpu_dra.core.allocator). Each distinct
+claim, as in the allocator. Then allocation is simulated per node (gpu_dra.core.analysis.allocator). Each distinct
 (selector, device shape) is evaluated once, and each distinct node once, so large uniform fleets stay fast.
 """
 
@@ -14,14 +14,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpu_dra.core import nvidia
-from gpu_dra.core.allocator import Allocation, Choice, Constraint, allocate
-from gpu_dra.core.cel import CompileError, compile_selector, device_view, evaluate
-from gpu_dra.core.cel.compile import CompiledSelector
-from gpu_dra.core.cel.lexer import device_lookups, tokenize
+from gpu_dra.core.analysis.allocator import Allocation, Choice, Constraint, allocate
+from gpu_dra.core.analysis.inventory import ALL_NODES, Device, Inventory
+from gpu_dra.core.dra.api import REQUEST_FIELDS
+from gpu_dra.core.dra.cel import CompileError, compile_selector, device_view, evaluate
+from gpu_dra.core.dra.cel.compile import CompiledSelector
+from gpu_dra.core.dra.cel.lexer import device_lookups, tokenize
+from gpu_dra.core.facts import nvidia
 from gpu_dra.core.findings import ERROR, Finding
-from gpu_dra.core.inventory import ALL_NODES, Device, Inventory
-from gpu_dra.core.manifest_lint import REQUEST_FIELDS
 
 EXAMPLES = 5  # devices shown per reason in JSON reports unless every device is asked for
 # Rules of the errors that stop a claim before allocation is tried.

@@ -3,7 +3,7 @@
 ResourceSlices are read in the v1 shape and the older v1beta1 (`devices[].basic`) and v1beta2 shapes
 (kubernetes/api@v0.34.0 resource/v1, v1beta1 and v1beta2 types.go; docs/sources.md#kubernetes-dra-api). A
 synthesized fleet puts every DRA node group at its max size with the attributes NVIDIA's driver publishes on that
-instance type (`gpu_dra.core.hardware`, each row sourced).
+instance type (`gpu_dra.core.facts.hardware`, each row sourced).
 """
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from gpu_dra.core.cel import device_view
-from gpu_dra.core.config import AllocationMode, StackConfig
-from gpu_dra.core.driver import release_level
-from gpu_dra.core.hardware import INSTANCE_TYPES, InstanceType
-from gpu_dra.core.nvidia import DRIVER_NAME, STANDARD_DOMAIN, published_attributes
+from gpu_dra.core.config.models import AllocationMode, StackConfig
+from gpu_dra.core.config.nvidia_driver import release_level
+from gpu_dra.core.dra.cel import device_view
+from gpu_dra.core.facts.hardware import INSTANCE_TYPES, InstanceType
+from gpu_dra.core.facts.nvidia import DRIVER_NAME, STANDARD_DOMAIN, published_attributes
 from gpu_dra.core.yamlsource import Located
 
 ALL_NODES = "*"  # a device reachable from every node (spec.allNodes)

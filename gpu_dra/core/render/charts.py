@@ -1,0 +1,178 @@
+"""Values for NVIDIA's DRA driver chart and, during migration, NVIDIA's device plugin chart, derived from the
+stack (node groups, driver location, config), never hand-typed per stack; and where each plugin's pods would land.
+
+Sources: the chart values files (kubernetes-sigs/dra-driver-nvidia-gpu@v0.4.1 and NVIDIA/k8s-dra-driver-gpu@v25.12.0,
+deployments/helm/<chart>/values.yaml; vendored in tests/data/chart-values/), the chart's templates/validation.yaml;
+the device plugin's from NVIDIA/k8s-device-plugin deployments/helm/nvidia-device-plugin/values.yaml.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from gpu_dra.core.config.models import (
+    DRA_NODE_LABEL,
+    GPU_TAINT_KEY,
+    AllocationMode,
+    ChartName,
+    DriverSource,
+    StackConfig,
+)
+from gpu_dra.core.dra.scheduling import helm_merge, schedules_on
+from gpu_dra.core.render.nodes import (
+    ALLOCATION_LABEL,
+    DEVICE_PLUGIN_SOURCE_LABEL,
+    SYSTEM_NODE_LABEL,
+    device_plugin_source,
+)
+
+DRIVER_ROOTS = {DriverSource.host: "/", DriverSource.gpu_operator: "/run/nvidia/driver"}
+
+
+DEVICE_PLUGIN_CHART = "nvidia-device-plugin"
+
+
+DEVICE_PLUGIN_REPOSITORY = "https://nvidia.github.io/k8s-device-plugin"
+
+
+# Pinned; 0.18.x is the current line (seen pinned in public HelmReleases, e.g. rwlove/home-ops 0.18.2).
+DEVICE_PLUGIN_VERSION = "0.18.2"
+
+
+def driver_root(config: StackConfig) -> str:
+    """Where the DRA node groups' NVIDIA driver lives; one chart install serves them all (the loader checks)."""
+    sources = {g.driver for g in config.node_groups if g.allocation_mode is AllocationMode.dra}
+    return DRIVER_ROOTS[sources.pop() if len(sources) == 1 else DriverSource.host]
+
+
+def _node_affinity(key: str, value: str) -> dict[str, Any]:
+    """A required node affinity on one label; Helm replaces lists, so it replaces the chart's selector terms."""
+    return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchExpressions": [{"key": key, "operator": "In", "values": [value]}]}]}}}
+
+
+GPU_TOLERATION = {"key": GPU_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"}
+
+
+def _tolerations(config: StackConfig, mode: AllocationMode) -> list[dict[str, str]]:
+    """The GPU taint, plus every taint a user added to node groups of `mode`: a plugin must land on all of them."""
+    tolerations = [GPU_TOLERATION]
+    for group in config.node_groups:
+        if group.allocation_mode is mode:
+            for taint in group.taints:
+                toleration = {"key": taint.key, "operator": "Exists", "effect": taint.effect.value}
+                if toleration not in tolerations:
+                    tolerations.append(toleration)
+    return tolerations
+
+
+def dra_chart_values(config: StackConfig) -> dict[str, Any]:
+    """Values for NVIDIA's DRA driver chart: every key exists in the pinned chart's values.yaml (a test checks)."""
+    driver = config.dra_driver
+    multi_node = any(g.multi_node_nvlink for g in config.node_groups if g.allocation_mode is AllocationMode.dra)
+    controller: dict[str, Any] = {"nodeSelector": dict([SYSTEM_NODE_LABEL])}
+    if driver.chart is ChartName.nvidia_dra_driver_gpu:
+        # 25.x requires a control-plane node for the controller; EKS has none (NVIDIA/aicr overlays/eks.yaml).
+        controller["affinity"] = _node_affinity(*SYSTEM_NODE_LABEL)
+    values: dict[str, Any] = {
+        "nvidiaDriverRoot": driver_root(config),
+        # The chart refuses resources.gpus.enabled without this acknowledgement that no device plugin runs on the
+        # same nodes; gpu-dra guarantees it through node labels (templates/validation.yaml).
+        "gpuResourcesEnabledOverride": True,
+        "resourceApiVersion": "resource.k8s.io/v1",
+        "resources": {"gpus": {"enabled": True}, "computeDomains": {"enabled": multi_node}},
+        "logVerbosity": str(driver.log_verbosity),
+        "controller": controller,
+        "kubeletPlugin": {
+            # DRA node groups only. The chart's own affinity also admits NFD-labelled GPU nodes, which may be
+            # device-plugin nodes; nvidia.com/gpu.present is on DRA groups alone, and the allocation label also
+            # keeps out a node someone labelled by hand.
+            "nodeSelector": {DRA_NODE_LABEL[0]: DRA_NODE_LABEL[1], ALLOCATION_LABEL: "dra"},
+            "tolerations": _tolerations(config, AllocationMode.dra),
+        },
+    }
+    if driver.feature_gates:
+        values["featureGates"] = dict(sorted(driver.feature_gates.items()))
+    return values
+
+
+# The charts' own node selection (defaults the values above are merged into): dra-driver-nvidia-gpu 0.4.1
+# values.yaml kubeletPlugin (tests/data/chart-values/; 25.12.0 has the same affinity and no tolerations), and
+# NVIDIA/k8s-device-plugin deployments/helm/nvidia-device-plugin/values.yaml (commit 00f2a02).
+_NFD_OR_LABEL_TERMS = [
+    {"matchExpressions": [{"key": "feature.node.kubernetes.io/pci-10de.present", "operator": "In",
+                           "values": ["true"]}]},
+    {"matchExpressions": [{"key": "feature.node.kubernetes.io/cpu-model.vendor_id", "operator": "In",
+                           "values": ["NVIDIA"]}]},
+    {"matchExpressions": [{"key": DRA_NODE_LABEL[0], "operator": "In", "values": [DRA_NODE_LABEL[1]]}]},
+]
+
+
+DRA_PLUGIN_DEFAULTS: dict[str, Any] = {
+    "nodeSelector": {},
+    "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        _NFD_OR_LABEL_TERMS[0],
+        {"matchExpressions": [{"key": "feature.node.kubernetes.io/pci-0302_10de.present", "operator": "In",
+                               "values": ["true"]}]},
+        {"matchExpressions": [{"key": "feature.node.kubernetes.io/pci-0300_10de.present", "operator": "In",
+                               "values": ["true"]}]},
+        *_NFD_OR_LABEL_TERMS[1:]]}}},
+    "tolerations": [GPU_TOLERATION],
+}
+
+
+DEVICE_PLUGIN_DEFAULTS: dict[str, Any] = {
+    "nodeSelector": {},
+    "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": _NFD_OR_LABEL_TERMS}}},
+    "tolerations": [{"key": "CriticalAddonsOnly", "operator": "Exists"}, GPU_TOLERATION],
+}
+
+
+# NFD (installed with the GPU Operator) labels every NVIDIA GPU node like this; the check assumes it is present.
+NFD_GPU_LABELS = {"feature.node.kubernetes.io/pci-10de.present": "true"}
+
+
+@dataclass(frozen=True)
+class NodeGroupView:
+    name: str
+    labels: dict[str, str]
+    taints: list[dict[str, Any]]  # {key, value, effect} with Kubernetes effect names
+
+
+def shared_gpu_nodes(groups: list[NodeGroupView], dra_plugin: dict[str, Any] | None,
+                     device_plugin: dict[str, Any] | None) -> list[str]:
+    """Node groups both NVIDIA's device plugin and the DRA kubelet plugin would run on (with NFD labels present).
+
+    `dra_plugin` and `device_plugin` are the pod placement values (nodeSelector, affinity, tolerations) as set,
+    merged here over the charts' defaults; None when that plugin is not installed.
+    """
+    if dra_plugin is None or device_plugin is None:
+        return []
+    dra_pod = helm_merge(DRA_PLUGIN_DEFAULTS, dra_plugin)
+    device_plugin_pod = helm_merge(DEVICE_PLUGIN_DEFAULTS, device_plugin)
+    shared = []
+    for group in groups:
+        labels = {**group.labels, **NFD_GPU_LABELS}
+        if schedules_on(dra_pod, labels, group.taints) and schedules_on(device_plugin_pod, labels, group.taints):
+            shared.append(group.name)
+    return shared
+
+
+def device_plugin_needed(config: StackConfig) -> bool:
+    """NVIDIA's device plugin chart serves AL2023 device-plugin groups; Bottlerocket ones run their built-in plugin."""
+    return any(g.allocation_mode is AllocationMode.device_plugin and device_plugin_source(g) == "chart"
+               for g in config.node_groups)
+
+
+def device_plugin_values(config: StackConfig) -> dict[str, Any]:
+    """NVIDIA's device plugin restricted to device-plugin node groups (its default affinity would take any GPU)."""
+    sources = {g.driver for g in config.node_groups if g.allocation_mode is AllocationMode.device_plugin}
+    root = DRIVER_ROOTS[sources.pop() if len(sources) == 1 else DriverSource.host]
+    return {
+        "nodeSelector": {ALLOCATION_LABEL: "device-plugin", DEVICE_PLUGIN_SOURCE_LABEL: "chart"},
+        "affinity": _node_affinity(ALLOCATION_LABEL, "device-plugin"),
+        "tolerations": _tolerations(config, AllocationMode.device_plugin),
+        "nvidiaDriverRoot": root,
+    }
