@@ -29,13 +29,8 @@ from gpu_dra.core.render.nodes import (
 
 DRIVER_ROOTS = {DriverSource.host: "/", DriverSource.gpu_operator: "/run/nvidia/driver"}
 
-
 DEVICE_PLUGIN_CHART = "nvidia-device-plugin"
-
-
 DEVICE_PLUGIN_REPOSITORY = "https://nvidia.github.io/k8s-device-plugin"
-
-
 # Pinned; 0.18.x is the current line (seen pinned in public HelmReleases, e.g. rwlove/home-ops 0.18.2).
 DEVICE_PLUGIN_VERSION = "0.18.2"
 
