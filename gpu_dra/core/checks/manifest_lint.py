@@ -14,7 +14,7 @@ from typing import Any
 from gpu_dra.core.checks.lint import SelectorContext, lint_selector
 from gpu_dra.core.config.nvidia_driver import DEFAULT_LEVEL
 from gpu_dra.core.dra import k8s_schema
-from gpu_dra.core.dra.api import KINDS, REQUEST_FIELDS
+from gpu_dra.core.dra.api import DNS_LABEL, KINDS, REQUEST_FIELDS
 from gpu_dra.core.dra.cel import CompileError, compile_selector
 from gpu_dra.core.facts import gates, nvidia
 from gpu_dra.core.findings import ERROR, WARNING, Finding
@@ -174,9 +174,6 @@ def _misplaced_request_fields(obj: ManifestObject) -> list[Finding]:
     return findings
 
 
-_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
-
-
 def _semantic_findings(obj: ManifestObject) -> list[Finding]:
     """What the API server's validation rejects beyond the schema (kubernetes/kubernetes
     pkg/apis/resource/validation/validation.go; docs/sources.md#kubernetes-dra-api), for claims and templates in the
@@ -190,7 +187,7 @@ def _semantic_findings(obj: ManifestObject) -> list[Finding]:
     for r, request in enumerate(devices.get("requests") or []):
         here = (*base, "requests", r)
         name = str(request.get("name", ""))
-        if not _DNS_LABEL.match(name):
+        if not DNS_LABEL.match(name):
             problems.append(((*here, "name"), f"{name!r}: must be a DNS label (lowercase letters, digits, '-')"))
         if name in names:
             problems.append(((*here, "name"), f"{name!r}: duplicate request name"))

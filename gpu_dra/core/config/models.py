@@ -25,6 +25,7 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
+from gpu_dra.core.dra.api import DNS_LABEL
 from gpu_dra.core.dra.quantity import QuantityError, parse_quantity
 from gpu_dra.core.facts import gates
 from gpu_dra.core.facts.gates import DEFAULT_KUBERNETES_VERSION
@@ -36,7 +37,6 @@ SUPPORTED_KUBERNETES_VERSIONS = ("1.34", "1.35", "1.36")
 _LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$")
 _LABEL_KEY = re.compile(r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
                         r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
-_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 _DNS_SUBDOMAIN = re.compile(r"^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 # resource.k8s.io FullyQualifiedName: a DNS subdomain of at most 63 characters, a slash, and a C identifier of at most
 # 32 (k8s.io/api resource/v1 types.go: QualifiedName, FullyQualifiedName).
@@ -58,11 +58,11 @@ def raise_field_errors(model: str, found: list[tuple[str, str]]) -> None:
 
 
 def is_dns_label(value: str) -> bool:
-    return bool(_DNS_LABEL.match(value))
+    return bool(DNS_LABEL.match(value))
 
 
 def _dns_label(value: str) -> str:
-    if not _DNS_LABEL.match(value):
+    if not DNS_LABEL.match(value):
         raise ValueError(f"{value!r} must be a DNS label: lowercase letters, digits and '-', at most 63 characters")
     return value
 

@@ -1,6 +1,10 @@
 """Shapes of the resource.k8s.io API that readers of any version need (kubernetes/api@v0.34.0 resource/v1,
-v1beta1 and v1beta2 types.go; docs/sources.md#kubernetes-dra-api)."""
+v1beta1 and v1beta2 types.go; docs/sources.md#kubernetes-dra-api), and Kubernetes' name formats."""
+
+import re
 
 KINDS = ("DeviceClass", "ResourceClaim", "ResourceClaimTemplate")
 # The fields v1beta1 puts on a request and v1beta2 and v1 put under `exactly`.
 REQUEST_FIELDS = ("deviceClassName", "selectors", "allocationMode", "count", "adminAccess", "tolerations", "capacity")
+# RFC 1123 label (k8s.io/apimachinery validation IsDNS1123Label): request names, namespaces, node group names.
+DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
