@@ -16,6 +16,7 @@ from typing import Any
 from gpu_dra.core.config.models import AllocationMode, StackConfig
 from gpu_dra.core.config.nvidia_driver import release_level
 from gpu_dra.core.dra.cel import device_view
+from gpu_dra.core.dra.objects import ObjectError, parse_slice
 from gpu_dra.core.facts.hardware import INSTANCE_TYPES, InstanceType
 from gpu_dra.core.facts.nvidia import DRIVER_NAME, STANDARD_DOMAIN, published_attributes
 from gpu_dra.core.yamlsource import Located
@@ -73,39 +74,21 @@ class InventoryError(ValueError):
     pass
 
 
-def _capacity(value: Any) -> str:
-    return str(value.get("value")) if isinstance(value, Mapping) else str(value)
-
-
-def devices_from_slice(slice_: Mapping[str, Any], source: str) -> Iterator[Device]:
-    metadata = slice_.get("metadata")
-    name = metadata.get("name", "?") if isinstance(metadata, Mapping) else "?"
-    where = f"{source}: ResourceSlice {name}"
-    spec = slice_.get("spec")
-    if not isinstance(spec, Mapping):
-        raise InventoryError(f"{where}: spec must be a mapping")
-    driver = spec.get("driver") or ""
-    pool: Mapping[str, Any] = spec["pool"] if isinstance(spec.get("pool"), Mapping) else {}
-    node = spec.get("nodeName") or (ALL_NODES if spec.get("allNodes") else "")
-    if not driver or not node:
-        raise InventoryError(f"{where}: needs spec.driver and spec.nodeName (or allNodes); node-selector slices are "
-                             "not supported yet")
-    devices = spec.get("devices") or []
-    if not isinstance(devices, list):
-        raise InventoryError(f"{where}: spec.devices must be a list")
-    for index, device in enumerate(devices):
-        body: Mapping[str, Any] = {}
-        if isinstance(device, Mapping):
-            body = device.get("basic") or device  # v1beta1 nests under `basic`
-        attributes = body.get("attributes") or {}
-        capacity = body.get("capacity") or {}
-        if (not isinstance(device, Mapping) or not isinstance(attributes, Mapping) or not isinstance(capacity, Mapping)
-                or not all(isinstance(v, Mapping) and len(v) == 1 for v in attributes.values())):
-            raise InventoryError(f"{where}: spec.devices[{index}] must be a device with attributes "
-                                 "{name: {int|bool|string|version: value}} and capacity {name: {value: quantity}}")
-        yield Device(node=node, driver=driver, pool=str(pool.get("name") or ""), name=str(device.get("name", "?")),
-                     attributes=dict(attributes), capacity={k: _capacity(v) for k, v in capacity.items()},
-                     source=source, allow_multiple_allocations=bool(body.get("allowMultipleAllocations")))
+def devices_from_slice(obj: Mapping[str, Any], source: str) -> Iterator[Device]:
+    """The devices of one ResourceSlice (any served version), each on the node that reaches it."""
+    try:
+        slice_ = parse_slice(obj, source)
+    except ObjectError as error:
+        raise InventoryError(str(error)) from None
+    selection = slice_.node_selection
+    node = (selection.node_name or (ALL_NODES if selection.all_nodes else "")) if selection else ""
+    if not slice_.driver or not node:
+        raise InventoryError(f"{source}: ResourceSlice {slice_.name}: needs spec.driver and spec.nodeName (or "
+                             "allNodes); node-selector slices are not supported yet")
+    for device in slice_.devices:
+        yield Device(node=node, driver=slice_.driver, pool=slice_.pool.name, name=device.name,
+                     attributes=device.attributes, capacity=device.capacity, source=source,
+                     allow_multiple_allocations=device.allow_multiple_allocations)
 
 
 def objects_in_document(document: Any) -> Iterator[Mapping[str, Any]]:

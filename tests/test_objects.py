@@ -1,0 +1,89 @@
+"""ResourceSlices parsed once into typed values, the same whatever API version they were read in."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+import yaml
+
+from gpu_dra.core.dra.objects import CounterConsumption, DeviceTaint, NodeSelection, ObjectError, parse_slice
+
+from .test_explain import P5
+
+REAL = yaml.safe_load(P5.read_text())["items"]
+GPU_SLICE = next(s for s in REAL if s["spec"]["driver"] == "gpu.nvidia.com")
+
+
+def as_v1beta1(slice_: dict[str, Any]) -> dict[str, Any]:
+    """The same slice as resource.k8s.io/v1beta1 writes it: device fields under `basic`."""
+    old = copy.deepcopy(slice_)
+    old["apiVersion"] = "resource.k8s.io/v1beta1"
+    old["spec"]["devices"] = [{"name": d["name"], "basic": {k: v for k, v in d.items() if k != "name"}}
+                              for d in old["spec"]["devices"]]
+    return old
+
+
+def test_the_real_p5_slice() -> None:
+    parsed = parse_slice(GPU_SLICE, "p5.yaml")
+    assert parsed.driver == "gpu.nvidia.com" and len(parsed.devices) == 8
+    assert parsed.pool.name == GPU_SLICE["spec"]["nodeName"] and parsed.pool.generation == 1
+    assert parsed.pool.slice_count == 1
+    assert parsed.node_selection == NodeSelection(node_name=GPU_SLICE["spec"]["nodeName"])
+    assert parsed.devices[0].capacity == {"memory": "81559Mi"}
+    assert parsed.devices[0].attributes["productName"] == {"string": "NVIDIA H100 80GB HBM3"}
+
+
+def test_v1beta1_reads_the_same_as_v1() -> None:
+    assert parse_slice(as_v1beta1(GPU_SLICE), "p5.yaml") == parse_slice(GPU_SLICE, "p5.yaml")
+
+
+PARTITIONABLE = {
+    "apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "mig"},
+    "spec": {"driver": "gpu.nvidia.com", "pool": {"name": "n1", "generation": 3, "resourceSliceCount": 2},
+             "perDeviceNodeSelection": True,
+             "sharedCounters": [{"name": "gpu-0-counter-set",
+                                 "counters": {"memory": {"value": "80Gi"}, "memory-slice-0": {"value": "1"}}}],
+             "devices": [{"name": "gpu-0-mig-1g10gb-19-0", "nodeName": "n1",
+                          "attributes": {"type": {"string": "mig"}}, "capacity": {"memory": {"value": "9856Mi"}},
+                          "consumesCounters": [{"counterSet": "gpu-0-counter-set",
+                                                "counters": {"memory": {"value": "10Gi"},
+                                                             "memory-slice-0": {"value": "1"}}}],
+                          "taints": [{"key": "example.com/unhealthy", "value": "ecc", "effect": "NoSchedule"}]}]},
+}
+
+
+def test_partitionable_devices_counters_taints_and_per_device_nodes() -> None:
+    parsed = parse_slice(PARTITIONABLE, "mig.yaml")
+    assert parsed.pool.generation == 3 and parsed.pool.slice_count == 2
+    assert parsed.node_selection is None  # per device
+    assert parsed.shared_counters == {"gpu-0-counter-set": {"memory": "80Gi", "memory-slice-0": "1"}}
+    (device,) = parsed.devices
+    assert device.consumes_counters == (CounterConsumption("gpu-0-counter-set", {"memory": "10Gi",
+                                                                                 "memory-slice-0": "1"}),)
+    assert device.taints == (DeviceTaint("example.com/unhealthy", "ecc", "NoSchedule"),)
+    assert device.node_selection == NodeSelection(node_name="n1")
+
+
+def test_node_selector_and_all_nodes_slices() -> None:
+    selector = {"nodeSelectorTerms": [{"matchExpressions": [{"key": "nvidia.com/gpu.clique", "operator": "Exists"}]}]}
+    by_selector = {"metadata": {"name": "cd"}, "spec": {"driver": "compute-domain.nvidia.com", "pool": {"name": "cd"},
+                                                        "nodeSelector": selector, "devices": []}}
+    everywhere = {"metadata": {"name": "net"}, "spec": {"driver": "net.example.com", "pool": {"name": "net"},
+                                                        "allNodes": True, "devices": []}}
+    assert parse_slice(by_selector, "s.yaml").node_selection == NodeSelection(node_selector=selector)
+    assert parse_slice(everywhere, "s.yaml").node_selection == NodeSelection(all_nodes=True)
+
+
+@pytest.mark.parametrize("spec,message", [
+    ("hello", "ResourceSlice s: spec must be a mapping"),
+    ({"driver": "d", "devices": "gpu-0"}, "ResourceSlice s: spec.devices must be a list"),
+    ({"driver": "d", "devices": [{"name": "g", "attributes": {"x": "y"}}]}, "spec.devices[0] must be a device"),
+    ({"driver": "d", "pool": {"name": "p", "generation": "new"}}, "spec.pool.generation and resourceSliceCount"),
+    ({"driver": "d", "devices": [{"name": "g", "taints": "bad"}]}, "spec.devices[0].taints must be a list"),
+    ({"driver": "d", "sharedCounters": [{"name": "c", "counters": []}]}, "spec.sharedCounters[0].counters must be"),
+])
+def test_malformed_slices_name_the_slice_and_the_field(spec: Any, message: str) -> None:
+    with pytest.raises(ObjectError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        parse_slice({"metadata": {"name": "s"}, "spec": spec}, "s.yaml")
