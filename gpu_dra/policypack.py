@@ -2,7 +2,7 @@
 
 Stack policies, because every rule's context (Kubernetes version, platform, environment, chart) comes from the
 stack's own resources. Constructing these objects starts nothing; only `PolicyPack(...)` in policies/__main__.py
-does. `gpu-dra check` runs the very same objects offline.
+does. `gpu-dra check` runs the same `findings` offline and renders them itself (file and line, JSON, SARIF).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from pulumi_policy import (
 
 from gpu_dra.core import policy
 from gpu_dra.core.data import plain
+from gpu_dra.core.findings import Finding
 
 CONTEXT_SCHEMA = PolicyConfigSchema(properties={
     "kubernetesVersion": {"type": "string", "description": "Used when no EKS cluster resource says it"},
@@ -38,17 +39,22 @@ def resources_of(args: StackValidationArgs) -> list[policy.Resource]:
             for r in args.resources]
 
 
+def findings(rule: policy.Rule, args: StackValidationArgs) -> list[Finding]:
+    """What the rule finds in the stack the engine hands over, with the policy's config."""
+    resources = resources_of(args)
+    return rule.run(resources, policy.context_from(resources, plain(args.get_config() or {})))
+
+
+def violation_message(finding: Finding) -> str:
+    """The text `pulumi preview` shows beside the resource: where in its props, what is wrong, what to do."""
+    text = f"{finding.path}: {finding.message}" if finding.path else finding.message
+    return f"{text.rstrip('.')}. Fix: {finding.fix}" if finding.fix else text
+
+
 def _validator(rule: policy.Rule) -> Callable[[StackValidationArgs, ReportViolation], None]:
     def validate(args: StackValidationArgs, report: ReportViolation) -> None:
-        resources = resources_of(args)
-        context = policy.context_from(resources, plain(args.get_config() or {}))
-        if rule.stack:
-            for message, urn in rule.check(resources, context):
-                report(message, urn or None)
-        else:
-            for resource in resources:
-                for message in rule.check(resource, context):
-                    report(message, resource.urn)
+        for finding in findings(rule, args):
+            report(violation_message(finding), finding.object or None)
     return validate
 
 

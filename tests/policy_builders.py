@@ -12,9 +12,10 @@ from __future__ import annotations
 import copy
 import dataclasses
 from collections.abc import Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 from gpu_dra.core import policy
+from gpu_dra.core.findings import Finding
 from gpu_dra.core.policy import Resource
 from gpu_dra.core.render.manifests import ADMIN_ACCESS_LABEL
 
@@ -176,27 +177,15 @@ def remove(resources: Sequence[Resource], target: str) -> list[Resource]:
 # ------------------------------------------------------------------------------------------------ running rules
 
 
-class Hit(NamedTuple):
-    urn: str  # the resource the violation is reported on; "" for the stack
-    message: str
-
-
-def run_rules(resources: Sequence[Resource], config: Mapping[str, Any] | None = None) -> dict[str, list[Hit]]:
-    """Every rule of `policy.RULES` on the resources, as gpu_dra.policypack calls them: {rule id: hits}, silent
-    rules left out. Resource rules are reported on the resource they checked."""
+def run_rules(resources: Sequence[Resource], config: Mapping[str, Any] | None = None) -> dict[str, list[Finding]]:
+    """Every rule of `policy.RULES` on the resources, as gpu_dra.policypack runs them: {rule id: findings}, silent
+    rules left out."""
     resources = list(resources)
     context = policy.context_from(resources, {**CONFIG, **(config or {})})
-    found: dict[str, list[Hit]] = {}
-    for rule in policy.RULES:
-        if rule.stack:
-            hits = [Hit(urn_ or "", message) for message, urn_ in rule.check(resources, context)]
-        else:
-            hits = [Hit(r.urn, message) for r in resources for message in rule.check(r, context)]
-        if hits:
-            found[rule.name] = hits
-    return found
+    found = {rule.name: rule.run(resources, context) for rule in policy.RULES}
+    return {name: findings for name, findings in found.items() if findings}
 
 
 def violations(resources: Sequence[Resource], config: Mapping[str, Any] | None = None) -> dict[str, list[str]]:
     """{rule id: messages} of every rule that fires."""
-    return {rule: [hit.message for hit in hits] for rule, hits in run_rules(resources, config).items()}
+    return {rule: [f.message for f in findings] for rule, findings in run_rules(resources, config).items()}

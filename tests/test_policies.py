@@ -1,9 +1,8 @@
 """The policy pack. Each rule on a happy-path stack's resources (tests/policy_builders.py) with one field changed:
-that rule, and only that rule, reports it, on the resource it names. Then the repo's own stacks, run as the engine
-runs them (StackValidationPolicy.validate(args, report)), pass; and rules read the resource types of a real preview.
+that rule, and only that rule, reports it, on the resource and at the props path it names. Then the repo's own
+stacks, run as the engine runs them, pass; and rules read the resource types of a real preview.
 
-Rules return messages, and the stack rules a URN: tests assert the rule id, the number of violations and the URN,
-never words parsed out of a message.
+Rules return Findings: tests assert their rule, object (URN) and path, never words parsed out of a message.
 """
 
 from __future__ import annotations
@@ -17,13 +16,14 @@ from typing import Any, NamedTuple
 import pytest
 from pulumi_policy import StackValidationArgs
 
-from gpu_dra.cli.check import _policy_resources, check_stack, pack_config
+from gpu_dra.cli.check import Verdict, _policy_resources, as_sarif, check_stack, pack_config
 from gpu_dra.cli.offline import ProgramRun, Registration, run_program
 from gpu_dra.core import policy
 from gpu_dra.core.config.loader import load_stack, stack_values
+from gpu_dra.core.findings import ERROR, Finding
 from gpu_dra.core.policy import Resource
 from gpu_dra.core.render.manifests import ADMIN_ACCESS_LABEL
-from gpu_dra.policypack import policies
+from gpu_dra.policypack import findings, policies
 
 from .conftest import ROOT, STACKS, Project, named
 from .policy_builders import (
@@ -32,14 +32,12 @@ from .policy_builders import (
     DELETE,
     L40S_SELECTOR,
     NODE_GROUP,
-    Hit,
     find,
     happy_resources,
     mutate,
     remove,
     resource,
     run_rules,
-    violations,
 )
 from .test_cli import gpu_dra
 
@@ -47,10 +45,11 @@ TODAY = {"today": "2026-11-29"}
 
 TEMPLATE = "ResourceClaimTemplate/inference.l40s"
 REQUEST = ("spec", "spec", "devices", "requests", "[gpu]", "exactly")
+REQUEST_AT = "spec.spec.devices.requests[0].exactly"  # REQUEST as a Finding's path writes it
+SELECTOR_AT = "selectors[0].cel.expression"
 CLASS = "DeviceClass/deviceclass-gpu-l40s"
 DRA_CHART = "Chart/nvidia-dra-driver"
 PLUGIN_CHART = "Chart/nvidia-device-plugin"
-STACK = ""  # a violation reported on the stack, not on a resource
 
 
 def selectors(*expressions: str) -> list[dict[str, Any]]:
@@ -68,89 +67,112 @@ Change = Callable[[list[Resource]], list[Resource]]
 class Case(NamedTuple):
     rule: str
     change: Change
-    reported_on: str  # `Kind/name` of the resource the violation names, or STACK
+    reported_on: str  # `Kind/name` of the resource the finding names
+    path: str  # where in its props ("" where no prop is at fault)
     environment: str = "prod"
     kubernetes_version: str = "1.34"
     config: dict[str, Any] | None = None
 
 
-def case(id_: str, rule: str, change: Change, reported_on: str, **context: Any) -> Any:
-    return pytest.param(Case(rule, change, reported_on, **context), id=f"{rule}: {id_}")
+def case(id_: str, rule: str, change: Change, reported_on: str, path: str, **context: Any) -> Any:
+    return pytest.param(Case(rule, change, reported_on, path, **context), id=f"{rule}: {id_}")
 
 
 CASES = [
     case("an unbounded-cost quantity equality in a class", "dra-cel-compiles", lambda r: mutate(
         r, CLASS, ("spec", "selectors"),
-        selectors(L40S_SELECTOR + " && device.capacity['gpu.nvidia.com'].memory == quantity('46068Mi')")), CLASS),
+        selectors(L40S_SELECTOR + " && device.capacity['gpu.nvidia.com'].memory == quantity('46068Mi')")), CLASS,
+         f"spec.{SELECTOR_AT}"),
+    case("a request selector that does not parse, reported once", "dra-cel-compiles", lambda r: mutate(
+        r, TEMPLATE, (*REQUEST, "selectors"), selectors("device.driver ==")), TEMPLATE, f"{REQUEST_AT}.{SELECTOR_AT}"),
     case("a class selector without a driver check", "dra-cel-lint", lambda r: mutate(
         r, CLASS, ("spec", "selectors"),
-        selectors("device.attributes['gpu.nvidia.com'].productName.matches('L40S')")), CLASS),
+        selectors("device.attributes['gpu.nvidia.com'].productName.matches('L40S')")), CLASS, f"spec.{SELECTOR_AT}"),
     case("an unguarded pcieRoot lookup in a request", "dra-cel-lint", lambda r: mutate(
         r, TEMPLATE, (*REQUEST, "selectors"),
-        selectors("device.attributes['resource.kubernetes.io'].pcieRoot != ''")), TEMPLATE),
+        selectors("device.attributes['resource.kubernetes.io'].pcieRoot != ''")), TEMPLATE,
+         f"{REQUEST_AT}.{SELECTOR_AT}"),
+    case("the template's class removed, reported once", "dra-device-class-exists", lambda r: remove(r, CLASS),
+         TEMPLATE, f"{REQUEST_AT}.deviceClassName"),
     case("more GPUs than a node of the group has", "dra-claim-satisfiable", lambda r: mutate(
-        r, TEMPLATE, (*REQUEST, "count"), 5.0), TEMPLATE),
+        r, TEMPLATE, (*REQUEST, "count"), 5.0), TEMPLATE, ""),
     case("the L40S group turned into L4s", "dra-claim-satisfiable", lambda r: mutate(
-        r, "ManagedNodeGroup/gpu-prod-l40s", ("instanceTypes",), ["g6.xlarge"]), TEMPLATE),
+        r, "ManagedNodeGroup/gpu-prod-l40s", ("instanceTypes",), ["g6.xlarge"]), TEMPLATE, ""),
     case("a version compared with a string", "dra-selector-safe-on-fleet", lambda r: mutate(
         r, CLASS, ("spec", "selectors"),
-        selectors(L40S_SELECTOR + " && device.attributes['gpu.nvidia.com'].driverVersion >= '570'")), TEMPLATE),
+        selectors(L40S_SELECTOR + " && device.attributes['gpu.nvidia.com'].driverVersion >= '570'")), TEMPLATE, ""),
     case("a capacity request on 1.34", "dra-feature-gates", lambda r: mutate(
-        r, TEMPLATE, (*REQUEST, "capacity"), {"requests": {"memory": "10Gi"}}), TEMPLATE, environment="dev"),
+        r, TEMPLATE, (*REQUEST, "capacity"), {"requests": {"memory": "10Gi"}}), TEMPLATE, f"{REQUEST_AT}.capacity",
+         environment="dev"),
     case("an extended resource name on 1.34", "dra-feature-gates", lambda r: mutate(
-        r, CLASS, ("spec", "extendedResourceName"), "nvidia.com/gpu-l40s"), CLASS, environment="dev"),
+        r, CLASS, ("spec", "extendedResourceName"), "nvidia.com/gpu-l40s"), CLASS, "spec.extendedResourceName",
+         environment="dev"),
     case("an alpha driver gate", "no-alpha-in-production", lambda r: mutate(
-        r, DRA_CHART, ("values", "featureGates"), {"TimeSlicingSettings": True}), STACK),
+        r, DRA_CHART, ("values", "featureGates"), {"TimeSlicingSettings": True}), DRA_CHART,
+         "values.featureGates.TimeSlicingSettings"),
     case("time-slicing without its driver gate", "nvidia-driver-gates", lambda r: mutate(
-        r, TEMPLATE, ("spec", "spec", "devices", "config"), time_slicing()), STACK),
+        r, TEMPLATE, ("spec", "spec", "devices", "config"), time_slicing()), TEMPLATE,
+         "spec.spec.devices.config[0].opaque.parameters.sharing.strategy"),
     case("an unknown driver gate", "nvidia-driver-gates", lambda r: mutate(
-        r, DRA_CHART, ("values", "featureGates"), {"NoSuchGate": True}), STACK),
+        r, DRA_CHART, ("values", "featureGates"), {"NoSuchGate": True}), DRA_CHART, "values.featureGates.NoSuchGate"),
+    case("a release of NVIDIA's line older than gpu-dra supports", "nvidia-driver-gates", lambda r: mutate(mutate(
+        r, DRA_CHART, ("chart",), "oci://nvcr.io/nvidia/k8s/nvidia-dra-driver-gpu"), DRA_CHART, ("version",),
+        "25.8.0"), DRA_CHART, "version"),
     case("the chart's own nvidia.com/gpu mapping taken", "extended-resource-unique", lambda r: mutate(
-        r, CLASS, ("spec", "extendedResourceName"), "nvidia.com/gpu"), CLASS, kubernetes_version="1.36"),
+        r, CLASS, ("spec", "extendedResourceName"), "nvidia.com/gpu"), CLASS, "spec.extendedResourceName",
+         kubernetes_version="1.36"),
     case("the device plugin on its chart defaults", "no-device-plugin-on-dra-nodes", lambda r: mutate(
-        r, PLUGIN_CHART, ("values",), {"nvidiaDriverRoot": "/"}), "ManagedNodeGroup/gpu-prod-l40s"),
+        r, PLUGIN_CHART, ("values",), {"nvidiaDriverRoot": "/"}), "ManagedNodeGroup/gpu-prod-l40s", ""),
     case("the kubelet plugin on its chart defaults", "no-device-plugin-on-dra-nodes", lambda r: mutate(
-        r, DRA_CHART, ("values", "kubeletPlugin", "nodeSelector"), DELETE), "ManagedNodeGroup/gpu-prod-legacy-a10g"),
+        r, DRA_CHART, ("values", "kubeletPlugin", "nodeSelector"), DELETE), "ManagedNodeGroup/gpu-prod-legacy-a10g",
+         ""),
     case("no chart version", "dra-driver-chart-pinned", lambda r: mutate(r, DRA_CHART, ("version",), DELETE),
-         DRA_CHART),
+         DRA_CHART, "version"),
     case("gpuResourcesEnabledOverride off", "dra-driver-chart-pinned", lambda r: mutate(
-        r, DRA_CHART, ("values", "gpuResourcesEnabledOverride"), False), DRA_CHART),
+        r, DRA_CHART, ("values", "gpuResourcesEnabledOverride"), False), DRA_CHART,
+         "values.gpuResourcesEnabledOverride"),
     case("a driver root neither the AMI's nor the GPU Operator's", "dra-driver-chart-pinned", lambda r: mutate(
-        r, DRA_CHART, ("values", "nvidiaDriverRoot"), "/usr/local/nvidia"), DRA_CHART),
+        r, DRA_CHART, ("values", "nvidiaDriverRoot"), "/usr/local/nvidia"), DRA_CHART, "values.nvidiaDriverRoot"),
     case("the admin namespace unlabelled", "admin-access-restricted", lambda r: mutate(
         r, "Namespace/ops-namespace", ("metadata", "labels", ADMIN_ACCESS_LABEL), DELETE),
-         "ResourceClaimTemplate/ops.all-gpus-monitoring"),
+         "ResourceClaimTemplate/ops.all-gpus-monitoring", "spec.spec.devices.requests[0].exactly.adminAccess"),
     case("adminAccess in a team namespace", "admin-access-restricted", lambda r: mutate(
-        r, TEMPLATE, (*REQUEST, "adminAccess"), True), TEMPLATE),
-    case("no quota", "team-quota-required", lambda r: remove(r, "ResourceQuota/inference-quota"), TEMPLATE),
+        r, TEMPLATE, (*REQUEST, "adminAccess"), True), TEMPLATE, f"{REQUEST_AT}.adminAccess"),
+    case("no quota", "team-quota-required", lambda r: remove(r, "ResourceQuota/inference-quota"), TEMPLATE,
+         "metadata.namespace"),
     case("no claims quota", "team-quota-required", lambda r: mutate(
         r, "ResourceQuota/inference-quota", ("spec", "hard", "count/resourceclaims.resource.k8s.io"), DELETE),
-         TEMPLATE),
+         "ResourceQuota/inference-quota", "spec.hard['count/resourceclaims.resource.k8s.io']"),
     case("the template's class uncapped", "team-quota-required", lambda r: mutate(
         r, "ResourceQuota/inference-quota", ("spec", "hard", "gpu-l40s.deviceclass.resource.k8s.io/devices"),
-        DELETE), TEMPLATE),
+        DELETE), TEMPLATE, f"{REQUEST_AT}.deviceClassName"),
     case("an unprotected cluster", "eks-hardening", lambda r: mutate(r, "Cluster/gpu-prod", protect=False),
-         "Cluster/gpu-prod"),
+         "Cluster/gpu-prod", ""),
     case("a public endpoint without CIDRs", "eks-hardening", lambda r: mutate(
-        r, "Cluster/gpu-prod", ("endpointPublicAccess",), True), "Cluster/gpu-prod"),
+        r, "Cluster/gpu-prod", ("endpointPublicAccess",), True), "Cluster/gpu-prod", "endpointPublicAccess"),
     case("no secrets encryption", "eks-hardening", lambda r: mutate(
-        r, "Cluster/gpu-prod", ("encryptionConfigKeyArn",), DELETE), "Cluster/gpu-prod"),
+        r, "Cluster/gpu-prod", ("encryptionConfigKeyArn",), DELETE), "Cluster/gpu-prod", "encryptionConfigKeyArn"),
     case("IMDSv1 allowed", "eks-hardening", lambda r: mutate(
         r, "LaunchTemplate/gpu-prod-l40s", ("metadataOptions", "httpTokens"), "optional"),
-         "LaunchTemplate/gpu-prod-l40s"),
+         "LaunchTemplate/gpu-prod-l40s", "metadataOptions.httpTokens"),
     case("an unprotected DRA group", "eks-hardening", lambda r: mutate(
-        r, "ManagedNodeGroup/gpu-prod-l40s", protect=False), "ManagedNodeGroup/gpu-prod-l40s"),
+        r, "ManagedNodeGroup/gpu-prod-l40s", protect=False), "ManagedNodeGroup/gpu-prod-l40s", ""),
     case("an unprotected device-plugin group", "eks-hardening", lambda r: mutate(
-        r, "ManagedNodeGroup/gpu-prod-legacy-a10g", protect=False), "ManagedNodeGroup/gpu-prod-legacy-a10g"),
+        r, "ManagedNodeGroup/gpu-prod-legacy-a10g", protect=False), "ManagedNodeGroup/gpu-prod-legacy-a10g", ""),
     case("3 days before the end of support", "kubernetes-version-supported", lambda r: r, "Cluster/gpu-prod",
-         config={"today": "2026-11-29"}),
-    case("after the end of support", "kubernetes-version-supported", lambda r: r, "Cluster/gpu-prod",
+         "version", config={"today": "2026-11-29"}),
+    case("after the end of support", "kubernetes-version-supported", lambda r: r, "Cluster/gpu-prod", "version",
          config={"today": "2026-12-03"}),
 ]
 
 
 def urn(resources: Sequence[Resource], target: str) -> str:
-    return find(resources, target).urn if target else ""
+    return find(resources, target).urn
+
+
+def placed(found: Sequence[Finding]) -> list[tuple[str, str, str]]:
+    """(rule, object, path) of each finding: what the tests assert."""
+    return [(f.rule, f.object, f.path) for f in found]
 
 
 @pytest.mark.parametrize("environment", ["dev", "staging", "prod"])
@@ -165,13 +187,12 @@ def test_one_change_fails_one_rule(case: Case) -> None:
     resources = case.change(happy_resources(case.environment, case.kubernetes_version))
     found = run_rules(resources, case.config)
     assert set(found) == {case.rule}, found
-    assert [hit.urn for hit in found[case.rule]] == [urn(resources, case.reported_on)]
+    assert placed(found[case.rule]) == [(case.rule, urn(resources, case.reported_on), case.path)]
+    assert {f.severity for f in found[case.rule]} == {ERROR}  # enforcement, not severity, decides what blocks
 
 
 def test_every_rule_has_a_failing_case() -> None:
-    """A new rule needs a case. dra-device-class-exists cannot fail alone (a missing class also makes the claim
-    unsatisfiable): test_a_missing_class_fails_dra_device_class_exists covers it."""
-    assert {c.values[0].rule for c in CASES} | {"dra-device-class-exists"} == set(policy.RULES_BY_NAME)
+    assert {c.values[0].rule for c in CASES} == set(policy.RULES_BY_NAME)
 
 
 def test_an_alpha_field_in_production_fails_two_rules() -> None:
@@ -179,46 +200,81 @@ def test_an_alpha_field_in_production_fails_two_rules() -> None:
     resources = mutate(happy_resources("prod"), TEMPLATE, (*REQUEST, "capacity"), {"requests": {"memory": "10Gi"}})
     found = run_rules(resources)
     assert set(found) == {"dra-feature-gates", "no-alpha-in-production"}
-    assert [hit.urn for hit in found["dra-feature-gates"] + found["no-alpha-in-production"]] == \
-        [urn(resources, TEMPLATE)] * 2
+    assert placed(found["dra-feature-gates"] + found["no-alpha-in-production"]) == [
+        (rule, urn(resources, TEMPLATE), f"{REQUEST_AT}.capacity")
+        for rule in ("dra-feature-gates", "no-alpha-in-production")]
 
 
-def test_a_missing_class_fails_dra_device_class_exists() -> None:
-    """The claim is then also unsatisfiable, and dra-claim-satisfiable says so too (see the xfail below)."""
-    resources = remove(happy_resources(), CLASS)
-    found = run_rules(resources)
-    assert set(found) == {"dra-device-class-exists", "dra-claim-satisfiable"}
-    assert [hit.urn for hit in found["dra-device-class-exists"]] == [urn(resources, TEMPLATE)]
+def test_a_namespaces_uncapped_claims_are_reported_once_on_its_quota() -> None:
+    """Claims are capped per namespace: two templates there, one finding, on the quota."""
+    resources = mutate(happy_resources(), "ResourceQuota/inference-quota",
+                       ("spec", "hard", "count/resourceclaims.resource.k8s.io"), DELETE)
+    second = find(resources, TEMPLATE)
+    resources.append(resource(second.type, "inference.l40s-b", {
+        **second.props, "metadata": {**second.props["metadata"], "name": "l40s-b"}}))
+    assert placed(run_rules(resources)["team-quota-required"]) == [
+        ("team-quota-required", urn(resources, "ResourceQuota/inference-quota"),
+         "spec.hard['count/resourceclaims.resource.k8s.io']")]
 
 
-@pytest.mark.xfail(strict=True, reason="dra-claim-satisfiable repeats what dra-device-class-exists and "
-                                       "dra-cel-compiles report (it skips only CEL runtime errors, which "
-                                       "dra-selector-safe-on-fleet reports)")
-@pytest.mark.parametrize("rule,change", [
-    ("dra-device-class-exists", lambda r: remove(r, CLASS)),
-    ("dra-cel-compiles", lambda r: mutate(r, TEMPLATE, (*REQUEST, "selectors"), selectors("device.driver =="))),
-])
-def test_one_mistake_is_reported_once(rule: str, change: Change) -> None:
-    assert set(violations(change(happy_resources()))) == {rule}
-
-
-@pytest.mark.xfail(strict=True, raises=ValueError,
-                   reason="an unpinned chart version crashes dra-cel-lint, dra-claim-satisfiable, "
-                          "dra-selector-safe-on-fleet and nvidia-driver-gates (Context.driver_level and "
-                          "driver.gate_conflicts parse it) instead of failing dra-driver-chart-pinned")
 @pytest.mark.parametrize("version", ["latest", "0.4", ">=0.4.0"])
 def test_an_unpinned_chart_version_fails_dra_driver_chart_pinned(version: str) -> None:
-    assert set(violations(mutate(happy_resources(), DRA_CHART, ("version",), version))) == \
-        {"dra-driver-chart-pinned"}
+    """Only the pin rule: the others judge the chart as the default release, or (driver gates) not at all."""
+    resources = mutate(happy_resources(), DRA_CHART, ("version",), version)
+    assert {rule: placed(found) for rule, found in run_rules(resources).items()} == {
+        "dra-driver-chart-pinned": [("dra-driver-chart-pinned", urn(resources, DRA_CHART), "version")]}
 
 
-@pytest.mark.xfail(strict=True, reason="dra-cel-lint lints a request's selectors as if every device type reached "
-                                       "them unless the class is one of the chart's: a stack class admitting only "
-                                       "GPUs (type == 'gpu') still gets 'missing on vfio devices'")
-def test_a_request_may_read_gpu_attributes_its_class_guarantees() -> None:
-    resources = mutate(happy_resources(), TEMPLATE, (*REQUEST, "selectors"), selectors(
+def test_an_unpinned_chart_is_still_linted_and_allocated() -> None:
+    """The fallback judges rather than skips: an unpinned chart's stack still has its selectors linted and its claims
+    allocated, as on the default release."""
+    resources = mutate(happy_resources(), DRA_CHART, ("version",), "latest")
+    resources = mutate(resources, TEMPLATE, (*REQUEST, "count"), 5.0)
+    resources = mutate(resources, TEMPLATE, (*REQUEST, "selectors"),
+                       selectors("device.attributes['resource.kubernetes.io'].pcieRoot != ''"))
+    assert set(run_rules(resources)) == {"dra-driver-chart-pinned", "dra-cel-lint", "dra-claim-satisfiable"}
+
+
+def test_an_unknown_driver_gate_is_named_and_not_listed_among_the_releases() -> None:
+    resources = mutate(happy_resources(), DRA_CHART, ("values", "featureGates"), {"NoSuchGate": True})
+    unknown, = run_rules(resources)["nvidia-driver-gates"]
+    assert unknown.message == (
+        "unknown driver gate NoSuchGate; gates of dra-driver-nvidia-gpu 0.4.1: ComputeDomainCliques, "
+        "CrashOnNVLinkFabricErrors, DeviceMetadata, DynamicMIG, IMEXDaemonsWithDNSNames, MPSSupport, "
+        "NVMLDeviceHealthCheck, PassthroughSupport, TimeSlicingSettings")
+
+
+@pytest.mark.parametrize("class_selector,lints", [(L40S_SELECTOR, False),
+                                                  (L40S_SELECTOR.removesuffix(" && device.attributes"
+                                                                              "['gpu.nvidia.com'].type == 'gpu'"),
+                                                   True)])
+def test_a_request_may_read_gpu_attributes_its_class_guarantees(class_selector: str, lints: bool) -> None:
+    """Memory capacity is missing on vfio devices: a request behind a class admitting only GPUs may read it
+    unguarded, one behind a class admitting every type may not."""
+    resources = mutate(happy_resources(), CLASS, ("spec", "selectors"), selectors(class_selector))
+    resources = mutate(resources, TEMPLATE, (*REQUEST, "selectors"), selectors(
         "device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('40Gi')) >= 0"))
-    assert run_rules(resources) == {}
+    assert {rule: placed(found) for rule, found in run_rules(resources).items()} == ({"dra-cel-lint": [
+        ("dra-cel-lint", urn(resources, TEMPLATE), f"{REQUEST_AT}.{SELECTOR_AT}")]} if lints else {})
+
+
+def test_a_class_selectors_own_lint_is_reported_on_the_class_only() -> None:
+    """A request is linted behind its class's selectors, less what they say alone: the class's mistake once."""
+    resources = mutate(happy_resources(), CLASS, ("spec", "selectors"),
+                       selectors(L40S_SELECTOR.replace("matches('L40S')", "matches('Z9000')")))
+    resources = mutate(resources, TEMPLATE, (*REQUEST, "selectors"), selectors(
+        "device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('40Gi')) >= 0"))
+    assert placed(run_rules(resources)["dra-cel-lint"]) == [("dra-cel-lint", urn(resources, CLASS),
+                                                             f"spec.{SELECTOR_AT}")]
+
+
+def test_a_request_behind_a_class_selector_that_does_not_lex_is_still_linted() -> None:
+    """dra-cel-compiles reports the class; the request's own lookup is linted as if the class admitted anything."""
+    resources = mutate(happy_resources(), CLASS, ("spec", "selectors"), selectors("device.driver == §"))
+    resources = mutate(resources, TEMPLATE, (*REQUEST, "selectors"), selectors(
+        "device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('40Gi')) >= 0"))
+    assert placed(run_rules(resources)["dra-cel-lint"]) == [("dra-cel-lint", urn(resources, TEMPLATE),
+                                                             f"{REQUEST_AT}.{SELECTOR_AT}")]
 
 
 def _cuda_major_affinity(operator: str, value: str) -> dict[str, Any]:
@@ -233,11 +289,8 @@ def test_a_plugin_with_gt_or_lt_affinity_is_placed_not_fatal(operator: str, valu
     resources = mutate(happy_resources(), "ManagedNodeGroup/gpu-prod-l40s", ("labels", "gpu-dra.io/cuda-major"), "12")
     resources = mutate(resources, PLUGIN_CHART, ("values",), {"nvidiaDriverRoot": "/",
                                                              "affinity": _cuda_major_affinity(operator, value)})
-    found = run_rules(resources)
-    assert set(found) == ({"no-device-plugin-on-dra-nodes"} if shared else set())
-    if shared:
-        assert [hit.urn for hit in found["no-device-plugin-on-dra-nodes"]] == \
-            [urn(resources, "ManagedNodeGroup/gpu-prod-l40s")]
+    assert {rule: placed(found) for rule, found in run_rules(resources).items()} == ({"no-device-plugin-on-dra-nodes": [
+        ("no-device-plugin-on-dra-nodes", urn(resources, "ManagedNodeGroup/gpu-prod-l40s"), "")]} if shared else {})
 
 
 # ------------------------------------------------------------------------------------ real-preview resource types
@@ -264,9 +317,10 @@ def test_rules_read_real_preview_types() -> None:
     found = run_rules(resources)
     cluster, group = (urn(resources, target) for target in ("Cluster/gpu-prod", "NodeGroup/gpu-prod-mixed"))
     assert set(found) == {"no-device-plugin-on-dra-nodes", "eks-hardening"}
-    assert [hit.urn for hit in found["no-device-plugin-on-dra-nodes"]] == [group]
-    # the open endpoint, no encryption, no protect: three findings, all on the cluster
-    assert [hit.urn for hit in found["eks-hardening"]] == [cluster] * 3
+    assert placed(found["no-device-plugin-on-dra-nodes"]) == [("no-device-plugin-on-dra-nodes", group, "")]
+    # the open endpoint, no encryption, no protect: three findings on the cluster, at this type's own fields
+    assert placed(found["eks-hardening"]) == [("eks-hardening", cluster, path) for path in (
+        "vpcConfig.endpointPublicAccess", "encryptionConfig", "")]
     assert policy.context_from(resources, {}).kubernetes_version == "1.35"
 
 
@@ -291,22 +345,12 @@ def test_enforcement_defaults_and_overrides() -> None:
 # ------------------------------------------------------------------------------------ the repo's stacks, whole
 
 
-def pack_hits(run: ProgramRun, environment: str, config: dict[str, Any] | None = None) -> dict[str, list[Hit]]:
-    """Violations per rule id, from the pack's own policy objects, each with the URN it was reported on."""
+def pack_findings(run: ProgramRun, environment: str, config: dict[str, Any] | None = None) -> dict[str, list[Finding]]:
+    """Findings per rule id, as the pack's policies find them in the program's resources."""
     resources = _policy_resources(run)
-    found: dict[str, list[Hit]] = {}
-    for pack_policy in policies(environment):
-        hits: list[Hit] = []
-        pack_policy.validate(StackValidationArgs(resources, {**TODAY, "environment": environment, **(config or {})}),
-                             lambda message, urn=None, sink=hits: sink.append(Hit(urn or "", message)))
-        if hits:
-            found[pack_policy.name] = hits
-    return found
-
-
-def pack_rules(run: ProgramRun, environment: str, config: dict[str, Any] | None = None) -> dict[str, list[str]]:
-    """Violation messages per rule id."""
-    return {rule: [hit.message for hit in hits] for rule, hits in pack_hits(run, environment, config).items()}
+    args = StackValidationArgs(resources, {**TODAY, "environment": environment, **(config or {})})
+    found = {rule.name: findings(rule, args) for rule in policy.RULES}
+    return {name: found_ for name, found_ in found.items() if found_}
 
 
 def program(root: Path, stack: str) -> ProgramRun:
@@ -325,14 +369,19 @@ def _with(run: ProgramRun, change: Callable[[Registration], Registration | None]
     return ProgramRun(run.stack, [r for r in (change(r) for r in resources) if r is not None], run.outputs)
 
 
+TEMPLATE_TYPE = "kubernetes:resource.k8s.io/v1:ResourceClaimTemplate"
+CHART_TYPE = "kubernetes:helm.sh/v4:Chart"
+GPU_20GB_ANY = ("inference.gpu-20gb-any", "spec.spec.devices.requests[0].exactly")  # the template _edit_template edits
+
+
 @pytest.mark.parametrize("stack", STACKS)
 def test_repo_stacks_have_no_mandatory_violations(stack: str) -> None:
     found = check_stack(ROOT, stack, {"kubernetes-version-supported": TODAY})
-    assert [f.violation for f in found if f.violation.enforcement == policy.MANDATORY] == []
+    assert [v for v in found if v.enforcement == policy.MANDATORY] == []
 
 
 def test_prod_passes_every_rule() -> None:
-    assert pack_rules(program(ROOT, "prod"), "prod") == {}
+    assert pack_findings(program(ROOT, "prod"), "prod") == {}
 
 
 def _edit_template(selector_or_fields: dict[str, Any]) -> Callable[[dict[str, Any]], None]:
@@ -342,67 +391,75 @@ def _edit_template(selector_or_fields: dict[str, Any]) -> Callable[[dict[str, An
     return change
 
 
-def test_seed_template_selector_fails_dra_cel_compiles(project: Project) -> None:
+def test_seed_template_selector_fails_dra_cel_compiles_and_dra_cel_lint(project: Project) -> None:
     project.edit("stacks/teams/inference.yaml", _edit_template({"match": None, "selectors": [
         'device.attributes["gpu.nvidia.com"].memory.quantity >= quantity("20Gi")']}))
-    found = pack_rules(program(project.root, "dev"), "dev")
-    assert any("found no matching overload for '_>=_'" in m for m in found["dra-cel-compiles"])
-    assert any("capacity-as-attribute" in m for m in found["dra-cel-lint"])
+    run = program(project.root, "dev")
+    found = pack_findings(run, "dev")
+    template, request = registered(run, TEMPLATE_TYPE, GPU_20GB_ANY[0]), GPU_20GB_ANY[1]
+    for rule in ("dra-cel-compiles", "dra-cel-lint"):
+        assert placed(found[rule]) == [(rule, template, f"{request}.{SELECTOR_AT}")]
 
 
 def test_extended_resource_name_on_eks_1_34_fails_dra_feature_gates(project: Project) -> None:
     project.edit_stack("dev", lambda c: c.update({"gpu-dra:legacyMappings": [
         {"extendedResourceName": "nvidia.com/gpu-l4", "deviceClass": "gpu-l4"}]}))
-    found = pack_rules(program(project.root, "dev"), "dev")
-    assert any("extendedResourceName needs DRAExtendedResource, alpha" in m for m in found["dra-feature-gates"])
+    run = program(project.root, "dev")
+    assert placed(pack_findings(run, "dev")["dra-feature-gates"]) == [
+        ("dra-feature-gates", registered(run, "kubernetes:resource.k8s.io/v1:DeviceClass", "deviceclass-gpu-l4"),
+         "spec.extendedResourceName")]
 
 
 def test_consumable_capacity_on_1_34_fails_dra_feature_gates(project: Project) -> None:
     project.edit("stacks/teams/inference.yaml", _edit_template({"capacity": {"memory": "10Gi"}}))
-    found = pack_rules(program(project.root, "dev"), "dev")
-    assert any("capacity requests needs DRAConsumableCapacity" in m for m in found["dra-feature-gates"])
+    run = program(project.root, "dev")
+    assert placed(pack_findings(run, "dev")["dra-feature-gates"]) == [
+        ("dra-feature-gates", registered(run, TEMPLATE_TYPE, GPU_20GB_ANY[0]), f"{GPU_20GB_ANY[1]}.capacity")]
 
 
 def test_consumable_capacity_is_fine_on_1_36(project: Project) -> None:
     project.edit("stacks/teams/inference.yaml", _edit_template({"capacity": {"memory": "10Gi"}}))
-    assert "dra-feature-gates" not in pack_rules(program(project.root, "staging"), "staging")
+    assert "dra-feature-gates" not in pack_findings(program(project.root, "staging"), "staging")
 
 
 def test_device_plugin_and_dra_on_one_node_group_fails() -> None:
     """gpu-dra's own values keep the plugins apart, so break them as a hand-edited device plugin install would:
     every DRA group of prod then runs both plugins."""
     def default_device_plugin(r: Registration) -> Registration:
-        if r.type == "kubernetes:helm.sh/v4:Chart" and r.name == "nvidia-device-plugin":
+        if r.type == CHART_TYPE and r.name == "nvidia-device-plugin":
             r.inputs["values"] = {"nvidiaDriverRoot": "/"}
         return r
     run = _with(program(ROOT, "prod"), default_device_plugin)
-    found = pack_hits(run, "prod")
-    assert sorted(hit.urn for hit in found["no-device-plugin-on-dra-nodes"]) == sorted(
+    found = pack_findings(run, "prod")
+    assert sorted(f.object for f in found["no-device-plugin-on-dra-nodes"]) == sorted(
         registered(run, NODE_GROUP, name) for name in ("gpu-prod-h100", "gpu-prod-l40s"))
 
 
 def test_missing_class_fails_dra_device_class_exists() -> None:
     run = _with(program(ROOT, "prod"),
                 lambda r: None if r.type.endswith(":DeviceClass") and r.name == "deviceclass-gpu-l40s" else r)
-    found = pack_rules(run, "prod")
-    assert any("device class 'gpu-l40s' is neither declared" in m for m in found["dra-device-class-exists"])
+    found = pack_findings(run, "prod")
+    assert placed(found["dra-device-class-exists"]) == [
+        ("dra-device-class-exists", registered(run, TEMPLATE_TYPE, "inference.l40s"),
+         "spec.spec.devices.requests[0].exactly.deviceClassName")]
 
 
 def test_prod_without_quota_fails_team_quota_required(project: Project) -> None:
     project.edit("stacks/teams/inference.yaml", lambda team: team.update({"quota": {}}))
     project.edit_stack("prod", lambda c: c["gpu-dra:teams"].update({"inference": {}}))
     found = check_stack(project.root, "prod", {"kubernetes-version-supported": TODAY})
-    quota = [f for f in found if f.violation.policy == "team-quota-required"]
-    assert quota and all(f.violation.enforcement == policy.MANDATORY for f in quota)
-    assert quota[0].file == "stacks/teams/inference.yaml"
+    quota = [v for v in found if v.finding.rule == "team-quota-required"]
+    assert quota and {v.enforcement for v in quota} == {policy.MANDATORY}
+    assert {(v.finding.file, v.finding.path) for v in quota} == {("stacks/teams/inference.yaml", "metadata.namespace")}
 
 
 def test_two_classes_mapping_one_extended_resource(project: Project) -> None:
     project.edit_stack("staging", lambda c: c.update({"gpu-dra:legacyMappings": [
         {"extendedResourceName": "nvidia.com/gpu", "deviceClass": "gpu-l40s"}]}))
-    found = pack_rules(program(project.root, "staging"), "staging")
-    assert any("nvidia.com/gpu is also DeviceClass gpu.nvidia.com (installed by the chart)'s" in m
-               for m in found["extended-resource-unique"])
+    run = program(project.root, "staging")
+    assert placed(pack_findings(run, "staging")["extended-resource-unique"]) == [
+        ("extended-resource-unique", registered(run, "kubernetes:resource.k8s.io/v1:DeviceClass",
+                                                "deviceclass-gpu-l40s"), "spec.extendedResourceName")]
 
 
 def test_time_slicing_without_its_driver_gate() -> None:
@@ -411,19 +468,25 @@ def test_time_slicing_without_its_driver_gate() -> None:
         if r.name == "inference.l40s":
             r.inputs["spec"]["spec"]["devices"]["config"] = time_slicing()
         return r
-    found = pack_rules(_with(program(ROOT, "prod"), add_sharing), "prod")
-    assert found["nvidia-driver-gates"] == [
-        "ResourceClaimTemplate inference/l40s uses TimeSlicing sharing, which the driver rejects unless "
-        "TimeSlicingSettings: true"]
+    run = _with(program(ROOT, "prod"), add_sharing)
+    assert placed(pack_findings(run, "prod")["nvidia-driver-gates"]) == [
+        ("nvidia-driver-gates", registered(run, TEMPLATE_TYPE, "inference.l40s"),
+         "spec.spec.devices.config[0].opaque.parameters.sharing.strategy")]
+
+
+def _driver_gates(gates: dict[str, bool]) -> Callable[[Registration], Registration]:
+    def change(r: Registration) -> Registration:
+        if r.type == CHART_TYPE and r.name == "nvidia-dra-driver":
+            r.inputs["values"]["featureGates"] = gates
+        return r
+    return change
 
 
 def test_alpha_driver_gate_in_production() -> None:
-    def enable_gate(r: Registration) -> Registration:
-        if r.type == "kubernetes:helm.sh/v4:Chart" and r.name == "nvidia-dra-driver":
-            r.inputs["values"]["featureGates"] = {"TimeSlicingSettings": True}
-        return r
-    found = pack_rules(_with(program(ROOT, "prod"), enable_gate), "prod")
-    assert found["no-alpha-in-production"] == ["NVIDIA driver gate TimeSlicingSettings is alpha: not in production"]
+    run = _with(program(ROOT, "prod"), _driver_gates({"TimeSlicingSettings": True}))
+    assert placed(pack_findings(run, "prod")["no-alpha-in-production"]) == [
+        ("no-alpha-in-production", registered(run, CHART_TYPE, "nvidia-dra-driver"),
+         "values.featureGates.TimeSlicingSettings")]
 
 
 def test_unprotected_gpu_group_in_prod_fails_eks_hardening() -> None:
@@ -431,40 +494,64 @@ def test_unprotected_gpu_group_in_prod_fails_eks_hardening() -> None:
         if r.name == "gpu-prod-h100" and r.type == NODE_GROUP:
             return dataclasses.replace(r, protect=False)
         return r
-    found = pack_rules(_with(program(ROOT, "prod"), unprotect), "prod")
-    assert found["eks-hardening"] == ["GPU node group h100 is not protected against deletion (protect)"]
+    run = _with(program(ROOT, "prod"), unprotect)
+    assert placed(pack_findings(run, "prod")["eks-hardening"]) == [
+        ("eks-hardening", registered(run, NODE_GROUP, "gpu-prod-h100"), "")]
 
 
 @pytest.mark.parametrize("today,expected", [
     ("2026-09-01", None),
-    ("2026-11-29", "ends on 2026-12-02, in 3 days; plan the upgrade"),
-    ("2026-12-01", "ends on 2026-12-02, in 1 day; plan the upgrade"),
-    ("2026-12-02", "ends today (2026-12-02); plan the upgrade"),
-    ("2026-12-03", "ended on 2026-12-02 (extended support costs more); plan the upgrade"),
+    ("2026-11-29", "ends on 2026-12-02, in 3 days"),
+    ("2026-12-01", "ends on 2026-12-02, in 1 day"),
+    ("2026-12-02", "ends today (2026-12-02)"),
+    ("2026-12-03", "ended on 2026-12-02 (extended support costs more)"),
 ])
 def test_kubernetes_version_support_window(today: str, expected: str | None) -> None:
-    found = pack_rules(program(ROOT, "dev"), "dev", {"today": today})
-    assert found.get("kubernetes-version-supported") == (
-        [f"EKS standard support for Kubernetes 1.34 {expected}"] if expected else None)
+    found = pack_findings(program(ROOT, "dev"), "dev", {"today": today})
+    assert [f.message for f in found.get("kubernetes-version-supported", [])] == (
+        [f"EKS standard support for Kubernetes 1.34 {expected}"] if expected else [])
+
+
+def _reported(run: ProgramRun, rule: str) -> list[tuple[str, str | None]]:
+    """(message, urn) as the engine's report() receives them from the pack's policy."""
+    reported: list[tuple[str, str | None]] = []
+
+    def report(message: str, urn: str | None = None) -> None:
+        reported.append((message, urn))
+    pack_policy, = (p for p in policies("prod") if p.name == rule)
+    pack_policy.validate(StackValidationArgs(_policy_resources(run), {"environment": "prod"}), report)
+    return reported
+
+
+def test_the_pack_reports_path_message_and_fix_on_the_resource() -> None:
+    """What `pulumi preview` shows beside the resource: the path, the message and the fix."""
+    run = _with(program(ROOT, "prod"), _driver_gates({"TimeSlicingSettings": True}))
+    finding, = pack_findings(run, "prod")["no-alpha-in-production"]
+    assert _reported(run, "no-alpha-in-production") == [
+        (f"values.featureGates.TimeSlicingSettings: {finding.message}", finding.object)]
+    run = _with(program(ROOT, "prod"), lambda r: dataclasses.replace(r, protect=False) if r.type == CLUSTER else r)
+    finding, = pack_findings(run, "prod")["eks-hardening"]
+    assert finding.fix and _reported(run, "eks-hardening") == [(f"{finding.message}. Fix: {finding.fix}",
+                                                                finding.object)]
 
 
 def _h100_x8(stack: str) -> str:
-    return registered(program(ROOT, stack), "kubernetes:resource.k8s.io/v1:ResourceClaimTemplate", "training.h100-x8")
+    return registered(program(ROOT, stack), TEMPLATE_TYPE, "training.h100-x8")
 
 
 def test_unsatisfiable_template_is_advisory_outside_prod() -> None:
     found = check_stack(ROOT, "dev", {"kubernetes-version-supported": TODAY})
-    satisfiable = [f for f in found if f.violation.policy == "dra-claim-satisfiable"]
-    assert {f.violation.enforcement for f in satisfiable} == {policy.ADVISORY}
-    assert _h100_x8("dev") in {f.violation.resource for f in satisfiable}
+    satisfiable = [v for v in found if v.finding.rule == "dra-claim-satisfiable"]
+    assert {v.enforcement for v in satisfiable} == {policy.ADVISORY}
+    assert _h100_x8("dev") in {v.finding.object for v in satisfiable}
 
 
 def test_unsatisfiable_template_advisory_names_a_command_that_runs() -> None:
-    """The command in the message is what users copy: it must run and explain the same template."""
+    """The command in the fix is what users copy: it must run and explain the same template."""
     found = check_stack(ROOT, "dev", {"kubernetes-version-supported": TODAY})
-    message, = (f.violation.message for f in found if f.violation.policy == "dra-claim-satisfiable"
-                and f.violation.resource == _h100_x8("dev"))
-    command = message.split("`")[1]
+    fix, = (v.finding.fix for v in found if v.finding.rule == "dra-claim-satisfiable"
+            and v.finding.object == _h100_x8("dev"))
+    command = (fix or "").split("`")[1]
     assert command == "gpu-dra explain --stack dev --claim ml-training/h100-x8"
     result = gpu_dra(*command.split()[1:])
     assert result.returncode == 1, result.stderr  # runs, and says the template is not allocatable
@@ -482,11 +569,26 @@ def test_check_cli_json_and_sarif() -> None:
     assert result.returncode == 0, result.stderr
     document = json.loads(result.stdout)
     assert document["stacks"][0]["stack"] == "dev"
-    assert {"policy", "enforcement", "resource", "message"} <= set(document["stacks"][0]["violations"][0])
+    assert {"policy", "enforcement", "resource", "path", "message", "fix", "file", "line"} == set(
+        document["stacks"][0]["violations"][0])
     sarif = json.loads(gpu_dra("check", "--stack", "dev", "--format", "sarif").stdout)
     assert sarif["version"] == "2.1.0"
     location = sarif["runs"][0]["results"][0]["locations"][0]["physicalLocation"]
     assert location["artifactLocation"]["uri"].startswith("stacks/") and location["region"]["startLine"] >= 1
+
+
+def test_sarif_results_come_from_the_finding_and_its_enforcement() -> None:
+    finding = Finding("dra-cel-lint", ERROR, "[unguarded-lookup] memory is missing on vfio devices", "guard it",
+                      file="stacks/teams/inference.yaml", line=12, object="urn:pulumi:dev::gpu-dra::t::n",
+                      path="spec.selectors[0].cel.expression")
+    results = as_sarif([Verdict("dev", policy.MANDATORY, finding), Verdict("dev", policy.ADVISORY, finding)],
+                       "0")["runs"][0]["results"]
+    assert [(r["ruleId"], r["level"]) for r in results] == [("dra-cel-lint", "error"), ("dra-cel-lint", "warning")]
+    assert results[0]["message"]["text"] == ("[dev] spec.selectors[0].cel.expression: [unguarded-lookup] memory is "
+                                             "missing on vfio devices. Fix: guard it")
+    assert results[0]["locations"] == [{"physicalLocation": {"artifactLocation": {"uri": "stacks/teams/inference.yaml"},
+                                                             "region": {"startLine": 12}}}]
+    assert results[0]["properties"] == {"stack": "dev", "resource": "urn:pulumi:dev::gpu-dra::t::n"}
 
 
 def test_check_cli_exits_1_on_mandatory(project: Project) -> None:
@@ -494,6 +596,16 @@ def test_check_cli_exits_1_on_mandatory(project: Project) -> None:
     result = gpu_dra("--project-dir", str(project.root), "check", "--stack", "dev")
     assert result.returncode == 1
     assert "[mandatory] dra-cel-compiles  stacks/teams/inference.yaml:" in result.stdout
+
+
+def test_check_places_a_driver_gate_finding_on_its_stack_line(project: Project) -> None:
+    """A chart finding at values.featureGates.<gate> points at that gate under draDriver in the stack file."""
+    project.edit_stack("prod", lambda c: c["gpu-dra:draDriver"].update({"featureGates": {"TimeSlicingSettings": True}}))
+    found = check_stack(project.root, "prod", {"kubernetes-version-supported": TODAY})
+    alpha, = (v.finding for v in found if v.finding.rule == "no-alpha-in-production")
+    lines = (project.root / alpha.file).read_text().splitlines()
+    assert alpha.file == "stacks/Pulumi.prod.yaml"
+    assert lines[(alpha.line or 0) - 1].strip() == "TimeSlicingSettings: true"
 
 
 @pytest.mark.parametrize("gates,count", [({}, 1), ({"DRAExtendedResource": True}, 0)])
@@ -506,6 +618,5 @@ def test_existing_clusters_feature_gates_decide_dra_feature_gates(project: Proje
                                      "kubeconfig": {"path": "~/.kube/config"}, "featureGates": gates}
         config["gpu-dra:legacyMappings"] = [{"extendedResourceName": "nvidia.com/gpu-l4", "deviceClass": "gpu-l4"}]
     project.edit_stack("dev", existing)
-    found = [f for f in check_stack(project.root, "dev") if f.violation.policy == "dra-feature-gates"]
-    assert len(found) == count, found
-    assert all("extendedResourceName needs DRAExtendedResource" in f.violation.message for f in found)
+    found = [v.finding for v in check_stack(project.root, "dev") if v.finding.rule == "dra-feature-gates"]
+    assert [f.path for f in found] == ["spec.extendedResourceName"] * count, found

@@ -1,6 +1,6 @@
-"""`gpu-dra check`: the policy pack offline. Runs the program under mocks and passes every resource through the
-same CrossGuard policy objects `pulumi preview --policy-pack policies` uses; SARIF points at the stack or team file
-line that caused each violation.
+"""`gpu-dra check`: the policy pack offline. Runs the program under mocks and passes every resource to the rules as
+`pulumi preview --policy-pack policies` does (`gpu_dra.policypack.findings`, with each policy's config); each
+finding is placed on the stack or team file line that caused it, for the text, JSON and SARIF outputs.
 """
 
 from __future__ import annotations
@@ -14,20 +14,23 @@ from pulumi_policy import PolicyCustomTimeouts, PolicyResource, PolicyResourceOp
 from gpu_dra.core import policy
 from gpu_dra.core.config.loader import build_stack, stack_file, stack_values, team_file
 from gpu_dra.core.config.models import Platform, Stack
+from gpu_dra.core.findings import Finding
 from gpu_dra.core.yamlsource import Located, read_yaml
-from gpu_dra.policypack import policies
+from gpu_dra.policypack import findings, violation_message
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
 
 @dataclass(frozen=True)
-class Finding:
-    """A violation and the stack or team file line it traces back to."""
+class Verdict:
+    """A finding of one stack's check (with `file` and `line` set) and how it is enforced there.
+
+    Stack and enforcement are facts of the run, not of the rule, so they sit beside the Finding rather than in it.
+    """
 
     stack: str
-    violation: policy.Violation
-    file: str
-    line: int
+    enforcement: str  # policy.MANDATORY or policy.ADVISORY
+    finding: Finding
 
 
 def pack_config(stack: Stack) -> dict[str, Any]:
@@ -54,7 +57,7 @@ def _policy_resources(run: Any) -> list[PolicyResource]:
                            None, None, [], {}) for r in run.resources]
 
 
-def check_stack(root: Path, name: str, extra_config: dict[str, Any] | None = None) -> list[Finding]:
+def check_stack(root: Path, name: str, extra_config: dict[str, Any] | None = None) -> list[Verdict]:
     from gpu_dra.cli.offline import run_program
 
     values, located = stack_values(root, name)
@@ -64,21 +67,16 @@ def check_stack(root: Path, name: str, extra_config: dict[str, Any] | None = Non
     config = pack_config(stack)
     for rule_name, overrides in (extra_config or {}).items():
         config.setdefault(rule_name, {}).update(overrides)
-    violations = []
-    for pack_policy in policies(stack.config.environment.value):
-        rule = policy.RULES_BY_NAME[pack_policy.name]
-        rule_config = config.get(rule.name, {})
+    locator = _Locator(root, stack, located)
+    verdicts = []
+    for rule in policy.RULES:
         level = policy.enforcement(rule, stack.config.environment.value, config)
         if level == "disabled":
             continue
-        reported: list[tuple[str, str | None]] = []
-
-        def report(message: str, urn: str | None = None, sink: list[tuple[str, str | None]] = reported) -> None:
-            sink.append((message, urn))
-        pack_policy.validate(StackValidationArgs(resources, rule_config), report)
-        violations += [policy.Violation(rule.name, level, urn or "", message) for message, urn in reported]
-    locator = _Locator(root, stack, located)
-    return [Finding(name, v, *locator.where(v.resource)) for v in violations]
+        for finding in findings(rule, StackValidationArgs(resources, config.get(rule.name, {}))):
+            file, line = locator.where(finding)
+            verdicts.append(Verdict(name, level, finding.at(file=file, line=line)))
+    return verdicts
 
 
 class _Locator:
@@ -98,7 +96,8 @@ class _Locator:
         line = self.located.line(("config", f"gpu-dra:{key}", *loc)) or self.located.line(("config",)) or 1
         return self.stack_file, line
 
-    def where(self, urn: str) -> tuple[str, int]:
+    def where(self, finding: Finding) -> tuple[str, int]:
+        urn = finding.object
         if not urn:
             return self._stack_line("environment")
         type_, name = urn.split("::")[-2].split("$")[-1], urn.split("::")[-1]
@@ -123,33 +122,42 @@ class _Locator:
         if name in groups:
             return self._stack_line("nodeGroups", groups.index(name))
         if type_ == "kubernetes:helm.sh/v4:Chart":
-            return self._stack_line("draDriver")
+            return self._driver_line(finding.path)
         return self._stack_line("cluster")
+
+    def _driver_line(self, path: str) -> tuple[str, int]:
+        """The draDriver key a chart finding's path names (its version or a feature gate), else draDriver."""
+        gates = "values.featureGates."
+        loc = (("version",) if path == "version" else ("featureGates", path.removeprefix(gates))
+               if path.startswith(gates) else None)
+        line = self.located.line(("config", "gpu-dra:draDriver", *loc)) if loc else None
+        return (self.stack_file, line) if line else self._stack_line("draDriver")
 
     def _team(self, name: str) -> Any:
         return next(t for t in self.stack.teams if t.name == name)
 
 
-def as_json(stacks: list[str], found: list[Finding]) -> dict[str, Any]:
+def as_json(stacks: list[str], found: list[Verdict]) -> dict[str, Any]:
     return {"stacks": [{"stack": stack, "violations": [
-        {"policy": f.violation.policy, "enforcement": f.violation.enforcement, "resource": f.violation.resource,
-         "message": f.violation.message, "file": f.file, "line": f.line}
-        for f in found if f.stack == stack]} for stack in stacks]}
+        {"policy": v.finding.rule, "enforcement": v.enforcement, "resource": v.finding.object,
+         "path": v.finding.path, "message": v.finding.message, "fix": v.finding.fix, "file": v.finding.file,
+         "line": v.finding.line}
+        for v in found if v.stack == stack]} for stack in stacks]}
 
 
-def as_sarif(found: list[Finding], version: str) -> dict[str, Any]:
+def as_sarif(found: list[Verdict], version: str) -> dict[str, Any]:
     rules = [{"id": rule.name, "shortDescription": {"text": rule.description},
               "defaultConfiguration": {"level": "error" if rule.everywhere else "warning"}} for rule in policy.RULES]
     results = []
-    for item in found:
-        violation = item.violation
+    for verdict in found:
+        finding = verdict.finding
         results.append({
-            "ruleId": violation.policy,
-            "level": "error" if violation.enforcement == policy.MANDATORY else "warning",
-            "message": {"text": f"[{item.stack}] {violation.message}"},
-            "locations": [{"physicalLocation": {"artifactLocation": {"uri": item.file},
-                                                "region": {"startLine": item.line}}}],
-            "properties": {"stack": item.stack, "resource": violation.resource},
+            "ruleId": finding.rule,
+            "level": "error" if verdict.enforcement == policy.MANDATORY else "warning",
+            "message": {"text": f"[{verdict.stack}] {violation_message(finding)}"},
+            "locations": [{"physicalLocation": {"artifactLocation": {"uri": finding.file},
+                                                "region": {"startLine": finding.line}}}],
+            "properties": {"stack": verdict.stack, "resource": finding.object},
         })
     return {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [{
         "tool": {"driver": {"name": "gpu-dra", "version": version, "rules": rules}},

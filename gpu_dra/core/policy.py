@@ -1,5 +1,19 @@
 """The policy pack's rules as plain functions: resource props (camelCase, numbers as floats, as the Pulumi engine
-sends them) and context in, violation messages out. `gpu_dra.policypack` wraps them in CrossGuard policies.
+sends them) and context in, findings out. `gpu_dra.policypack` wraps them in CrossGuard policies.
+
+Every rule returns `list[Finding]` (gpu_dra.core.findings), filled the same way by all 15:
+- `rule` is the policy id (`Rule.name`), so which rule fired is a field; `severity` is always `error`: whether a
+  finding blocks (mandatory) or only warns (advisory) is the pack's and `gpu-dra check`'s business (`enforcement`);
+- `object` is the URN of the resource at fault, the one the pack reports the violation on ("" only where no
+  resource is: a claim the stack's resources do not name);
+- `path` is where inside that resource's props, as `yamlsource.format_path` writes it (a selector, a gated field,
+  `values.featureGates.<gate>` of the chart, `spec.hard[...]` of a quota, `encryptionConfigKeyArn` of a cluster),
+  "" where no prop is at fault (the `protect` resource option, a whole node group, a whole claim);
+- `fix` says what to do, where there is one thing to do; the shells append it to the message.
+A rule that checks several things tells them apart by `path` (eks-hardening, team-quota-required,
+dra-driver-chart-pinned). Rules that wrap another checker (dra-cel-lint: the selector lint rules; dra-feature-gates:
+the Kubernetes gates; nvidia-driver-gates: the driver gates) keep the inner id in the message, `[unguarded-lookup]
+...`, and its fix in `fix`; the field it concerns is `path`.
 
 Each rule understands the resources of an offline run under mocks (component inputs such as
 `eks:index:ManagedNodeGroup`) and those of a real preview (`aws:eks/nodeGroup:NodeGroup`, `aws:eks/cluster:Cluster`,
@@ -11,11 +25,18 @@ from __future__ import annotations
 
 import datetime
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpu_dra.core.analysis.explain import CEL_RUNTIME, Explainer, claims_from_objects, classes_from_objects
+from gpu_dra.core.analysis.explain import (
+    CEL_COMPILE,
+    CEL_RUNTIME,
+    MISSING_CLASS,
+    Explainer,
+    claims_from_objects,
+    classes_from_objects,
+)
 from gpu_dra.core.analysis.inventory import GroupSpec, synthesize_groups
 from gpu_dra.core.checks.lint import SelectorContext, lint_selector
 from gpu_dra.core.checks.manifest_lint import ManifestObject, claim_devices, gate_sites, selector_sites
@@ -27,9 +48,11 @@ from gpu_dra.core.config.models import (
     SharingStrategy,
 )
 from gpu_dra.core.dra.cel import CompileError, compile_selector
+from gpu_dra.core.dra.cel.lexer import tokenize
 from gpu_dra.core.facts import gates, nvidia
 from gpu_dra.core.facts.gates import DEFAULT_KUBERNETES_VERSION
 from gpu_dra.core.facts.nvidia import DEFAULT_CHART_VERSION
+from gpu_dra.core.findings import ERROR, Finding
 from gpu_dra.core.render import charts
 from gpu_dra.core.render.manifests import ADMIN_ACCESS_LABEL, CLAIMS_QUOTA, device_quota_name
 from gpu_dra.core.render.nodes import EKS_TAINT_EFFECTS, ENVIRONMENT_TAG, NODE_GROUP_LABEL
@@ -44,6 +67,10 @@ RESOURCE_TYPES = {
 EKS_CLUSTER_TYPES = ("eks:index:Cluster", "aws:eks/cluster:Cluster")
 NODE_GROUP_TYPES = ("eks:index:ManagedNodeGroup", "aws:eks/nodeGroup:NodeGroup")
 CHART_TYPE = "kubernetes:helm.sh/v4:Chart"
+QUOTA_TYPE = "kubernetes:core/v1:ResourceQuota"
+# Where each cluster type takes the KMS key for secrets encryption.
+ENCRYPTION_KEY = {"eks:index:Cluster": "encryptionConfigKeyArn", "aws:eks/cluster:Cluster": "encryptionConfig"}
+EXACT_VERSION = re.compile(r"^v?\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$")  # a chart version naming one release
 # End of EKS standard support (awsdocs/amazon-eks-user-guide@01385604:latest/ug/versioning/kubernetes-versions.adoc;
 # 1.35 partially verified, docs/sources.md#versions-and-support-calendar).
 EKS_STANDARD_SUPPORT_ENDS = {"1.33": datetime.date(2026, 7, 29), "1.34": datetime.date(2026, 12, 2),
@@ -70,15 +97,23 @@ class Context:
     chart: ChartName = ChartName.dra_driver_nvidia_gpu
     chart_version: str = DEFAULT_CHART_VERSION
     driver_gates: dict[str, bool] = field(default_factory=dict)
+    class_selectors: dict[str, list[str]] = field(default_factory=dict)  # of the stack's DeviceClasses
     today: datetime.date = field(default_factory=datetime.date.today)
 
     def gate_on(self, gate: str) -> bool:
         return gates.enabled(gate, self.kubernetes_version, self.platform, self.feature_gates)
 
     @property
+    def pinned(self) -> bool:
+        """Whether the chart names one release; dra-driver-chart-pinned reports it when not."""
+        return bool(EXACT_VERSION.match(self.chart_version))
+
+    @property
     def driver_level(self) -> tuple[int, int]:
-        return nvidia_driver.release_level(DraDriver.model_validate({"chart": self.chart.value,
-                                                             "version": self.chart_version}))
+        """The pinned release; an unpinned chart is judged as the default release, what lint assumes."""
+        if not self.pinned:
+            return nvidia_driver.DEFAULT_LEVEL
+        return nvidia_driver.release_level(DraDriver(chart=self.chart, version=self.chart_version))
 
 
 def _minor(version: Any) -> str:
@@ -97,6 +132,7 @@ def context_from(resources: Iterable[Resource], config: Mapping[str, Any]) -> Co
     )
     if config.get("today"):
         context.today = datetime.date.fromisoformat(str(config["today"]))
+    resources = list(resources)
     for resource in resources:
         props = resource.props
         if resource.type in EKS_CLUSTER_TYPES:
@@ -106,15 +142,25 @@ def context_from(resources: Iterable[Resource], config: Mapping[str, Any]) -> Co
             tags = props.get("tags") or {}
             if tags.get(ENVIRONMENT_TAG):
                 context.environment = str(tags[ENVIRONMENT_TAG])
-        elif resource.type == CHART_TYPE and _is_dra_chart(props):
-            chart_name = str(props.get("chart", "")).rstrip("/").rsplit("/", 1)[-1]
-            if chart_name in {c.value for c in ChartName}:
-                context.chart = ChartName(chart_name)
-            if props.get("version"):
-                context.chart_version = str(props["version"])
-            context.driver_gates = {k: bool(v) for k, v in ((props.get("values") or {}).get("featureGates")
-                                                           or {}).items()}
+    chart = _dra_chart(resources)
+    if chart is not None:
+        props = chart.props
+        chart_name = str(props.get("chart", "")).rstrip("/").rsplit("/", 1)[-1]
+        if chart_name in {c.value for c in ChartName}:
+            context.chart = ChartName(chart_name)
+        if props.get("version"):
+            context.chart_version = str(props["version"])
+        context.driver_gates = {k: bool(v) for k, v in ((props.get("values") or {}).get("featureGates")
+                                                       or {}).items()}
+    context.class_selectors = classes_from_objects(dict(r.props) for r in resources
+                                                   if r.type == RESOURCE_TYPES["DeviceClass"])
     return context
+
+
+def _dra_chart(resources: Iterable[Resource]) -> Resource | None:
+    """The DRA driver's chart (the last, should a stack declare two)."""
+    found = [r for r in resources if r.type == CHART_TYPE and _is_dra_chart(r.props)]
+    return found[-1] if found else None
 
 
 def _is_dra_chart(props: Mapping[str, Any]) -> bool:
@@ -143,7 +189,11 @@ def _name(resource: Resource) -> str:
 # --------------------------------------------------------------------------------------------- selector rules
 
 
-def dra_cel_compiles(resource: Resource, context: Context) -> list[str]:
+def _error(rule: str, message: str, resource: Resource | None, path: str = "", fix: str | None = None) -> Finding:
+    return Finding(rule, ERROR, message, fix, object=resource.urn if resource else "", path=path)
+
+
+def dra_cel_compiles(resource: Resource, context: Context) -> list[Finding]:
     if resource.type not in RESOURCE_TYPES.values():
         return []
     consumable = context.gate_on("DRAConsumableCapacity")
@@ -153,28 +203,43 @@ def dra_cel_compiles(resource: Resource, context: Context) -> list[str]:
             compile_selector(expression, consumable_capacity=consumable)
         except CompileError as error:
             if error.kind != "unsupported":  # accepted by the API server; dra-cel-lint says it went unchecked
-                out.append(f"{_name(resource)}: {format_path(path)}: the API server would reject this selector: "
-                           f"{error.message}")
+                out.append(_error("dra-cel-compiles", f"the API server would reject this selector: {error.message}",
+                                  resource, format_path(path)))
     return out
 
 
-def dra_cel_lint(resource: Resource, context: Context) -> list[str]:
+def _conjunction(expressions: Sequence[str]) -> str:
+    return " && ".join(f"({e})" for e in expressions)
+
+
+def _lint_request(expression: str, class_selectors: Sequence[str], lint_context: SelectorContext) -> list[Finding]:
+    """A request's selector sees only the devices its class admits (the class's selectors run first): lint it behind
+    them, less what they say on their own, which dra-cel-lint reports on the class."""
+    behind = [e for e in class_selectors if tokenize(e) is not None]
+    if not behind:
+        return lint_selector(expression, lint_context)
+    own = set(lint_selector(_conjunction(behind), lint_context))
+    return [f for f in lint_selector(_conjunction([*behind, expression]), lint_context) if f not in own]
+
+
+def dra_cel_lint(resource: Resource, context: Context) -> list[Finding]:
     if resource.type not in RESOURCE_TYPES.values():
         return []
     out = []
     for path, expression, device_class in selector_sites(_manifest(resource)):
+        where = format_path(path)
         try:
             compile_selector(expression, consumable_capacity=True)
         except CompileError as error:
             if error.kind == "unsupported":
-                out.append(f"{_name(resource)}: {format_path(path)}: [cel-unsupported] {error.message}")
-        class_type = nvidia.CHART_CLASS_DEVICE_TYPES.get(device_class or "")
-        lint_context = SelectorContext(class_selector=device_class is None,
-                                       device_types=(class_type,) if class_type else nvidia.DEVICE_TYPES,
-                                       driver_level=context.driver_level)
-        for finding in lint_selector(expression, lint_context):
-            fix = f" Fix: {finding.fix}" if finding.fix else ""
-            out.append(f"{_name(resource)}: {format_path(path)}: [{finding.rule}] {finding.message}.{fix}")
+                out.append(_error("dra-cel-lint", f"[cel-unsupported] {error.message}", resource, where))
+        lint_context = SelectorContext(class_selector=device_class is None, driver_level=context.driver_level)
+        if device_class is None:
+            lints = lint_selector(expression, lint_context)
+        else:
+            lints = _lint_request(expression, context.class_selectors.get(device_class)
+                                  or nvidia.CHART_CLASS_SELECTORS.get(device_class, []), lint_context)
+        out += [_error("dra-cel-lint", f"[{lint.rule}] {lint.message}", resource, where, lint.fix) for lint in lints]
     return out
 
 
@@ -199,16 +264,18 @@ def _requested_classes(resource: Resource) -> list[tuple[str, str]]:
     return found
 
 
-def dra_device_class_exists(resources: list[Resource], context: Context) -> list[tuple[str, str]]:
+def dra_device_class_exists(resources: list[Resource], context: Context) -> list[Finding]:
     declared = _declared_classes(resources)
     out = []
     for resource in resources:
         if resource.type in (RESOURCE_TYPES["ResourceClaim"], RESOURCE_TYPES["ResourceClaimTemplate"]):
             for path, name in _requested_classes(resource):
                 if name not in declared:
-                    out.append((f"{_name(resource)}: {path}: device class {name!r} is neither declared by the stack "
-                                "nor installed by the chart; the pod would stay Pending ('device class ... does not "
-                                "exist')", resource.urn))
+                    out.append(_error(
+                        "dra-device-class-exists", f"device class {name!r} is neither declared by the stack nor "
+                        "installed by the chart; the pod would stay Pending ('device class ... does not exist')",
+                        resource, path, "declare it under deviceClasses, or name one of the chart's: "
+                        + ", ".join(nvidia.CHART_DEVICE_CLASSES)))
     return out
 
 
@@ -239,46 +306,57 @@ def _fleet(resources: list[Resource], context: Context) -> Any:
     return synthesize_groups(groups, context.driver_level) if groups else None
 
 
-def _explain_on_fleet(resources: list[Resource], context: Context) -> list[tuple[str, Any, str]]:
-    """(claim, report, urn) for every claim and template on the fleet synthesized from the node groups."""
+def _explain_on_fleet(resources: list[Resource], context: Context) -> list[tuple[str, Any, Resource | None]]:
+    """(claim, report, resource) for every claim and template on the fleet synthesized from the node groups."""
     fleet = _fleet(resources, context)
     if fleet is None or not fleet.devices:
         return []
     objects = [dict(r.props) for r in _dra_objects(resources)]
     explainer = Explainer(classes_from_objects(objects), context.gate_on("DRAConsumableCapacity"))
-    urns = {_name(r).split(" ", 1)[1]: r.urn for r in _dra_objects(resources)}
-    return [(claim.name, explainer.explain(claim, fleet), urns.get(claim.name, ""))
+    by_name = {_name(r).split(" ", 1)[1]: r for r in _dra_objects(resources)}
+    return [(claim.name, explainer.explain(claim, fleet), by_name.get(claim.name))
             for claim in claims_from_objects(objects)]
 
 
-def _stack_of(urn: str) -> str | None:
-    """The stack a URN belongs to: urn:pulumi:<stack>::<project>::<type>::<name>."""
-    head = urn.split("::", 1)[0]
+def _stack_of(resource: Resource | None) -> str | None:
+    """The stack a resource belongs to, from its URN: urn:pulumi:<stack>::<project>::<type>::<name>."""
+    head = resource.urn.split("::", 1)[0] if resource else ""
     return head.split(":", 2)[2] if head.startswith("urn:pulumi:") and head.count(":") == 2 else None
 
 
-def dra_claim_satisfiable(resources: list[Resource], context: Context) -> list[tuple[str, str]]:
+def _explain_command(claim: str, resource: Resource | None) -> str:
+    return f"`gpu-dra explain --stack {_stack_of(resource) or '<this stack>'} --claim {claim}`"
+
+
+# What stops a claim before allocation that another rule reports: dra-cel-compiles (or dra-cel-lint, for what the
+# evaluator does not support), dra-selector-safe-on-fleet, dra-device-class-exists. An invalid claim (request fields
+# where its API version does not take them) only this rule sees, so it still reports that.
+_REPORTED_ELSEWHERE = frozenset({CEL_COMPILE, CEL_RUNTIME, MISSING_CLASS})
+
+
+def dra_claim_satisfiable(resources: list[Resource], context: Context) -> list[Finding]:
     out = []
-    for claim, report, urn in _explain_on_fleet(resources, context):
-        if report.allocatable or any(e.rule == CEL_RUNTIME for e in report.errors):
+    for claim, report, resource in _explain_on_fleet(resources, context):
+        if report.allocatable or any(e.rule in _REPORTED_ELSEWHERE for e in report.errors):
             continue
-        out.append((f"claim template {claim} cannot be allocated on any GPU node group of this stack (at max size): "
-                    f"{report.reason}. `gpu-dra explain --stack {_stack_of(urn) or '<this stack>'} --claim {claim}` "
-                    "shows every device's reason", urn))
+        out.append(_error("dra-claim-satisfiable", f"claim template {claim} cannot be allocated on any GPU node group "
+                          f"of this stack (at max size): {report.reason}", resource,
+                          fix=f"run {_explain_command(claim, resource)} for every device's reason"))
     return out
 
 
-def dra_selector_safe_on_fleet(resources: list[Resource], context: Context) -> list[tuple[str, str]]:
-    return [(f"{error.message}: raised on devices this stack's node groups publish; one such error blocks every pod "
-             "using the claim", urn)
-            for _, report, urn in _explain_on_fleet(resources, context)
+def dra_selector_safe_on_fleet(resources: list[Resource], context: Context) -> list[Finding]:
+    return [_error("dra-selector-safe-on-fleet", f"{error.message}: raised on devices this stack's node groups "
+                   "publish; one such error blocks every pod using the claim", resource,
+                   fix=f"guard the lookup; run {_explain_command(claim, resource)} for the devices it raises on")
+            for claim, report, resource in _explain_on_fleet(resources, context)
             for error in report.errors if error.rule == CEL_RUNTIME]
 
 
 # --------------------------------------------------------------------------------------------- feature rules
 
 
-def dra_feature_gates(resource: Resource, context: Context) -> list[str]:
+def dra_feature_gates(resource: Resource, context: Context) -> list[Finding]:
     if resource.type not in RESOURCE_TYPES.values():
         return []
     out = []
@@ -288,12 +366,17 @@ def dra_feature_gates(resource: Resource, context: Context) -> list[str]:
             stage = f"{state.stage} and off by default" if state else "not present"
             where = ("EKS runs only upstream defaults" if context.platform == "eks"
                      else "the cluster does not declare it (pack config featureGates)")
-            out.append(f"{_name(resource)}: {format_path(path)}: {guarded.what} needs {guarded.gate}, {stage} in "
-                       f"Kubernetes {context.kubernetes_version}; {where}")
+            out.append(_error("dra-feature-gates", f"{guarded.what} needs {guarded.gate}, {stage} in Kubernetes "
+                              f"{context.kubernetes_version}; {where}", resource, format_path(path)))
     return out
 
 
-def no_alpha_in_production(resources: list[Resource], context: Context) -> list[tuple[str, str]]:
+def _driver_gate_path(gate: str) -> str:
+    """Where the chart's values set a driver gate."""
+    return format_path(("values", "featureGates", gate))
+
+
+def no_alpha_in_production(resources: list[Resource], context: Context) -> list[Finding]:
     if context.environment != "prod":
         return []
     out = []
@@ -301,41 +384,62 @@ def no_alpha_in_production(resources: list[Resource], context: Context) -> list[
         for path, guarded in gate_sites(_manifest(resource)):
             state = gates.state(guarded.gate, context.kubernetes_version)
             if state is None or state.stage == "alpha":
-                out.append((f"{_name(resource)}: {format_path(path)}: {guarded.what} relies on {guarded.gate}, alpha "
-                            f"in Kubernetes {context.kubernetes_version}: not in production", resource.urn))
+                out.append(_error("no-alpha-in-production", f"{guarded.what} relies on {guarded.gate}, alpha in "
+                                  f"Kubernetes {context.kubernetes_version}: not in production", resource,
+                                  format_path(path)))
+    chart = _dra_chart(resources)
     for name, enabled in context.driver_gates.items():
         gate = nvidia_driver.DRIVER_GATES.get(name)
         if enabled and gate and gate.stage == "alpha":
-            out.append((f"NVIDIA driver gate {name} is alpha: not in production", ""))
+            out.append(_error("no-alpha-in-production", f"NVIDIA driver gate {name} is alpha: not in production",
+                              chart, _driver_gate_path(name)))
     return out
 
 
-def _sharing(resources: list[Resource]) -> list[tuple[str, SharingStrategy]]:
+def _sharing(resources: list[Resource]) -> list[tuple[Resource, str, SharingStrategy]]:
+    """(resource, path of the strategy, strategy) of every time-slicing or MPS config of a claim or template."""
     found = []
     for resource in _dra_objects(resources):
-        devices, _ = claim_devices(resource.props)
-        for config in devices.get("config") or []:
+        devices, base = claim_devices(resource.props)
+        for c, config in enumerate(devices.get("config") or []):
             parameters = ((config or {}).get("opaque") or {}).get("parameters") or {}
             strategy = (parameters.get("sharing") or {}).get("strategy")
             if parameters.get("kind") == "GpuConfig" and strategy in {s.value for s in SharingStrategy}:
-                found.append((_name(resource), SharingStrategy(strategy)))
+                found.append((resource, format_path((*base, "config", c, "opaque", "parameters", "sharing",
+                                                     "strategy")), SharingStrategy(strategy)))
     return found
 
 
-def nvidia_driver_gates(resources: list[Resource], context: Context) -> list[tuple[str, str]]:
-    if not any(r.type == CHART_TYPE and _is_dra_chart(r.props) for r in resources):
-        return []
-    problems = nvidia_driver.gate_conflicts(context.chart, context.chart_version, context.driver_gates,
-                                     context.gate_on("DRAPartitionableDevices"), _sharing(resources))
-    return [(message, "") for _, message in problems]
+def nvidia_driver_gates(resources: list[Resource], context: Context) -> list[Finding]:
+    chart = _dra_chart(resources)
+    if chart is None or not context.pinned:
+        return []  # an unpinned chart has no known gates; dra-driver-chart-pinned reports it
+
+    def conflicts(sharing: list[tuple[str, SharingStrategy]]) -> list[tuple[str | None, str]]:
+        return nvidia_driver.gate_conflicts(context.chart, context.chart_version, context.driver_gates,
+                                            context.gate_on("DRAPartitionableDevices"), sharing)
+
+    known = sorted(g.name for g in nvidia_driver.DRIVER_GATES.values() if g.since <= context.driver_level)
+    out = []
+    for what, message in conflicts([]):  # without sharing, `what` is "version" or a gate
+        if what in context.driver_gates and what not in nvidia_driver.DRIVER_GATES:
+            message = (f"unknown driver gate {what}; gates of {context.chart.value} {context.chart_version}: "
+                       f"{', '.join(known)}")
+        out.append(_error("nvidia-driver-gates", message, chart,
+                          "version" if what == "version" else _driver_gate_path(what or "")))
+    for resource, path, strategy in _sharing(resources):  # one at a time, to tell whose sharing the driver rejects
+        out += [_error("nvidia-driver-gates", message, resource, path,
+                       f"enable the driver gate {nvidia_driver.SHARING_GATES[strategy]} (draDriver.featureGates)")
+                for what, message in conflicts([(_name(resource), strategy)]) if what is None]
+    return out
 
 
 # --------------------------------------------------------------------------------------------- platform rules
 
 
-def extended_resource_unique(resources: list[Resource], context: Context) -> list[tuple[str, str]]:
+def extended_resource_unique(resources: list[Resource], context: Context) -> list[Finding]:
     owners: dict[str, str] = {}
-    if any(r.type == CHART_TYPE and _is_dra_chart(r.props) for r in resources):
+    if _dra_chart(resources) is not None:
         # Charts from 25.12.0 on (all gpu-dra supports) give their gpu.nvidia.com class this name on v1.
         owners["nvidia.com/gpu"] = "DeviceClass gpu.nvidia.com (installed by the chart)"
     out = []
@@ -346,8 +450,9 @@ def extended_resource_unique(resources: list[Resource], context: Context) -> lis
         if not name:
             continue
         if name in owners:
-            out.append((f"{_name(resource)}: extendedResourceName {name} is also {owners[name]}'s; the API server "
-                        "lets the later class win, so pods would silently move between classes", resource.urn))
+            out.append(_error("extended-resource-unique", f"{name} is also {owners[name]}'s; the API server lets the "
+                              "later class win, so pods would silently move between classes", resource,
+                              "spec.extendedResourceName", "give each class its own extended resource name"))
         owners.setdefault(name, _name(resource))
     return out
 
@@ -368,82 +473,90 @@ def _plugin_placement(resources: list[Resource], dra: bool) -> dict[str, Any] | 
     return None
 
 
-def no_device_plugin_on_dra_nodes(resources: list[Resource], context: Context) -> list[tuple[str, str]]:
+def no_device_plugin_on_dra_nodes(resources: list[Resource], context: Context) -> list[Finding]:
     groups = _node_groups(resources)
     views = [charts.NodeGroupView(name, labels, taints) for _, name, _, _, labels, taints in groups]
     shared = charts.shared_gpu_nodes(views, _plugin_placement(resources, dra=True),
                                      _plugin_placement(resources, dra=False))
-    urns = {name: resource.urn for resource, name, *_ in groups}
-    return [(f"node group {name}: both NVIDIA's device plugin and the DRA kubelet plugin would run there; each "
-             "advertises every GPU, so pods would silently share them", urns[name]) for name in shared]
+    by_name = {name: resource for resource, name, *_ in groups}
+    return [_error("no-device-plugin-on-dra-nodes", f"node group {name}: both NVIDIA's device plugin and the DRA "
+                   "kubelet plugin would run there; each advertises every GPU, so pods would silently share them",
+                   by_name[name], fix="keep each plugin's nodeSelector, affinity and tolerations to its own groups")
+            for name in shared]
 
 
-def dra_driver_chart_pinned(resource: Resource, context: Context) -> list[str]:
+def dra_driver_chart_pinned(resource: Resource, context: Context) -> list[Finding]:
     if resource.type != CHART_TYPE or not _is_dra_chart(resource.props):
         return []
     props = resource.props
     out = []
     version = str(props.get("version") or "")
-    if not re.match(r"^v?\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$", version):
-        out.append(f"the DRA driver chart needs an exact version (got {version or 'none'}); an unpinned chart "
-                   "changes what is deployed without a config change")
+    if not EXACT_VERSION.match(version):
+        out.append(_error("dra-driver-chart-pinned", f"the DRA driver chart needs an exact version (got "
+                          f"{version or 'none'}); an unpinned chart changes what is deployed without a config change",
+                          resource, "version", f"pin one release, e.g. {DEFAULT_CHART_VERSION}"))
     values = props.get("values") or {}
     if values.get("gpuResourcesEnabledOverride") is not True:
-        out.append("values.gpuResourcesEnabledOverride must be true with resources.gpus.enabled (the chart refuses "
-                   "to render otherwise)")
+        out.append(_error("dra-driver-chart-pinned", "must be true with resources.gpus.enabled (the chart refuses to "
+                          "render otherwise)", resource, "values.gpuResourcesEnabledOverride"))
     root = values.get("nvidiaDriverRoot", "/")
     if root not in charts.DRIVER_ROOTS.values():
-        out.append(f"values.nvidiaDriverRoot {root!r} is neither '/' (EKS NVIDIA AMIs) nor '/run/nvidia/driver' "
-                   "(GPU Operator)")
+        out.append(_error("dra-driver-chart-pinned", f"{root!r} is neither '/' (EKS NVIDIA AMIs) nor "
+                          "'/run/nvidia/driver' (GPU Operator)", resource, "values.nvidiaDriverRoot"))
     return out
 
 
-def admin_access_restricted(resources: list[Resource], context: Context) -> list[tuple[str, str]]:
+def admin_access_restricted(resources: list[Resource], context: Context) -> list[Finding]:
     admin_namespaces = {str((r.props.get("metadata") or {}).get("name")) for r in resources
                         if r.type == "kubernetes:core/v1:Namespace"
                         and ((r.props.get("metadata") or {}).get("labels") or {}).get(ADMIN_ACCESS_LABEL) == "true"}
     out = []
     for resource in _dra_objects(resources):
-        devices, _ = claim_devices(resource.props)
+        devices, base = claim_devices(resource.props)
         namespace = (resource.props.get("metadata") or {}).get("namespace")
-        for request in devices.get("requests") or []:
+        for r, request in enumerate(devices.get("requests") or []):
             if (request.get("exactly") or {}).get("adminAccess") and namespace not in admin_namespaces:
-                out.append((f"{_name(resource)}: request {request.get('name')} uses adminAccess, but namespace "
-                            f"{namespace} lacks {ADMIN_ACCESS_LABEL}=true (only admin teams get it)", resource.urn))
+                out.append(_error("admin-access-restricted", f"request {request.get('name')} uses adminAccess, but "
+                                  f"namespace {namespace} lacks {ADMIN_ACCESS_LABEL}=true (only admin teams get it)",
+                                  resource, format_path((*base, "requests", r, "exactly", "adminAccess"))))
     return out
 
 
-def team_quota_required(resources: list[Resource], context: Context) -> list[tuple[str, str]]:
+def team_quota_required(resources: list[Resource], context: Context) -> list[Finding]:
     quotas: dict[str, set[str]] = {}
+    quota_of: dict[str, Resource] = {}
     for resource in resources:
-        if resource.type == "kubernetes:core/v1:ResourceQuota":
+        if resource.type == QUOTA_TYPE:
             namespace = str((resource.props.get("metadata") or {}).get("namespace"))
             hard = ((resource.props.get("spec") or {}).get("hard") or {})
             quotas.setdefault(namespace, set()).update(hard)
+            quota_of.setdefault(namespace, resource)
     out = []
+    uncapped_claims: set[str] = set()
     for resource in resources:
         if resource.type != RESOURCE_TYPES["ResourceClaimTemplate"]:
             continue
         namespace = str((resource.props.get("metadata") or {}).get("namespace"))
         hard = quotas.get(namespace)
         if hard is None:
-            out.append((f"{_name(resource)}: namespace {namespace} has templates but no ResourceQuota; set quota in "
-                        "the team's file", resource.urn))
+            out.append(_error("team-quota-required", f"namespace {namespace} has claim templates but no "
+                              "ResourceQuota", resource, "metadata.namespace", "set quota in the team's file"))
             continue
-        missing = sorted({name for _, name in _requested_classes(resource)
-                          if device_quota_name(name) not in hard})
-        if missing:
-            out.append((f"{_name(resource)}: the quota of {namespace} does not cap class(es) {', '.join(missing)} "
-                        f"(add quota.devices entries)", resource.urn))
-        if CLAIMS_QUOTA not in hard:
-            out.append((f"{_name(resource)}: the quota of {namespace} has no {CLAIMS_QUOTA} (quota.claims)",
-                        resource.urn))
+        out += [_error("team-quota-required", f"the quota of {namespace} does not cap class {name}", resource, path,
+                       f"add a quota.devices entry for {name}")
+                for path, name in _requested_classes(resource) if device_quota_name(name) not in hard]
+        if CLAIMS_QUOTA not in hard and namespace not in uncapped_claims:  # the namespace's quota, once
+            uncapped_claims.add(namespace)
+            out.append(_error("team-quota-required", f"the quota of {namespace} does not cap claims",
+                              quota_of[namespace], format_path(("spec", "hard", CLAIMS_QUOTA)),
+                              "set quota.claims in the team's file"))
     return out
 
 
-def eks_hardening(resources: list[Resource], context: Context) -> list[tuple[str, str]]:
+def eks_hardening(resources: list[Resource], context: Context) -> list[Finding]:
     if context.environment != "prod":
         return []
+    protect_it = "set the resource option protect"
     out = []
     for resource in resources:
         props = resource.props
@@ -452,35 +565,43 @@ def eks_hardening(resources: list[Resource], context: Context) -> list[tuple[str
             public = props.get("endpointPublicAccess", vpc.get("endpointPublicAccess"))
             cidrs = props.get("publicAccessCidrs", vpc.get("publicAccessCidrs")) or []
             if public and (not cidrs or "0.0.0.0/0" in cidrs):
-                out.append(("the API endpoint is open to the world (0.0.0.0/0)", resource.urn))
-            if not (props.get("encryptionConfigKeyArn") or props.get("encryptionConfig")):
-                out.append(("secrets envelope encryption with a KMS key is off", resource.urn))
+                out.append(_error("eks-hardening", "the API endpoint is open to the world (0.0.0.0/0)", resource,
+                                  "endpointPublicAccess" if "endpointPublicAccess" in props
+                                  else "vpcConfig.endpointPublicAccess",
+                                  "make it private, or limit publicAccessCidrs"))
+            if not any(props.get(key) for key in ENCRYPTION_KEY.values()):
+                out.append(_error("eks-hardening", "secrets envelope encryption with a KMS key is off", resource,
+                                  ENCRYPTION_KEY[resource.type]))
             if not resource.protect:
-                out.append(("the cluster is not protected against deletion (protect)", resource.urn))
+                out.append(_error("eks-hardening", "the cluster is not protected against deletion", resource,
+                                  fix=protect_it))
         elif (resource.type == "aws:ec2/launchTemplate:LaunchTemplate"
               and (props.get("metadataOptions") or {}).get("httpTokens") != "required"):
-            out.append((f"launch template {resource.name} allows IMDSv1; require IMDSv2 (httpTokens: required)",
-                        resource.urn))
+            out.append(_error("eks-hardening", f"launch template {resource.name} allows IMDSv1", resource,
+                              "metadataOptions.httpTokens", "require IMDSv2 (httpTokens: required)"))
     for resource, name, *_ in _node_groups(resources):
         if not resource.protect:
-            out.append((f"GPU node group {name} is not protected against deletion (protect)", resource.urn))
+            out.append(_error("eks-hardening", f"GPU node group {name} is not protected against deletion", resource,
+                              fix=protect_it))
     return out
 
 
-def kubernetes_version_supported(resource: Resource, context: Context) -> list[str]:
+def kubernetes_version_supported(resource: Resource, context: Context) -> list[Finding]:
     if resource.type not in EKS_CLUSTER_TYPES:
         return []
     end = EKS_STANDARD_SUPPORT_ENDS.get(context.kubernetes_version)
     if end is None:
         return []
     days = (end - context.today).days
-    if days < 0:
-        return [f"EKS standard support for Kubernetes {context.kubernetes_version} ended on {end} (extended support "
-                "costs more); plan the upgrade"]
     if days > 90:
         return []
-    when = f"today ({end})" if days == 0 else f"on {end}, in {days} day{'' if days == 1 else 's'}"
-    return [f"EKS standard support for Kubernetes {context.kubernetes_version} ends {when}; plan the upgrade"]
+    if days < 0:
+        message = (f"EKS standard support for Kubernetes {context.kubernetes_version} ended on {end} (extended "
+                   "support costs more)")
+    else:
+        when = f"today ({end})" if days == 0 else f"on {end}, in {days} day{'' if days == 1 else 's'}"
+        message = f"EKS standard support for Kubernetes {context.kubernetes_version} ends {when}"
+    return [_error("kubernetes-version-supported", message, resource, "version", "plan the upgrade")]
 
 
 # --------------------------------------------------------------------------------------------- registry
@@ -490,10 +611,16 @@ def kubernetes_version_supported(resource: Resource, context: Context) -> list[s
 class Rule:
     name: str
     description: str
-    check: Callable[..., Any]
-    stack: bool  # a StackValidationPolicy (sees every resource) rather than a ResourceValidationPolicy
+    check: Callable[..., list[Finding]]
+    stack: bool  # checks the stack's resources together (else each resource on its own)
     everywhere: bool = False  # mandatory in every environment (the API server would reject or drop it)
     always_advisory: bool = False
+
+    def run(self, resources: Sequence[Resource], context: Context) -> list[Finding]:
+        """The rule on a stack's resources, as the pack and `gpu-dra check` run it."""
+        if self.stack:
+            return self.check(list(resources), context)
+        return [finding for resource in resources for finding in self.check(resource, context)]
 
 
 RULES = (
@@ -549,12 +676,4 @@ def enforcement(rule: Rule, environment: str, config: Mapping[str, Any]) -> str:
     return level
 
 
-@dataclass(frozen=True)
-class Violation:
-    policy: str
-    enforcement: str
-    resource: str  # URN, or "" for the stack
-    message: str
-
-
-__all__ = ["RULES", "RULES_BY_NAME", "Context", "Resource", "Rule", "Violation", "context_from", "enforcement"]
+__all__ = ["RULES", "RULES_BY_NAME", "Context", "Resource", "Rule", "context_from", "enforcement"]

@@ -33,6 +33,7 @@ def run(args: argparse.Namespace) -> int:
     from gpu_dra.cli import check
     from gpu_dra.core.config.loader import available_stacks, load_stack
     from gpu_dra.core.policy import MANDATORY
+    from gpu_dra.policypack import violation_message
 
     root = project_root(args)
     stacks = available_stacks(root) if args.all_stacks else [args.stack or "dev"]
@@ -55,11 +56,12 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(check.as_sarif(found, __version__), indent=2))
     else:
         for name in stacks:
-            mine = [f for f in found if f.stack == name]
-            mandatory = sum(1 for f in mine if f.violation.enforcement == MANDATORY)
+            mine = [v for v in found if v.stack == name]
+            mandatory = sum(1 for v in mine if v.enforcement == MANDATORY)
             print(f"stack {name}: {mandatory} mandatory, {len(mine) - mandatory} advisory violation(s)")
-            for item in sorted(mine, key=lambda f: (f.violation.enforcement != MANDATORY, f.file, f.line)):
-                v = item.violation
-                print(f"  [{v.enforcement}] {v.policy}  {item.file}:{item.line}")
-                print(f"      {v.message}")
-    return EXIT_FINDINGS if any(f.violation.enforcement == MANDATORY for f in found) else EXIT_OK
+            for verdict in sorted(mine, key=lambda v: (v.enforcement != MANDATORY, v.finding.file,
+                                                      v.finding.line or 0)):
+                finding = verdict.finding
+                print(f"  [{verdict.enforcement}] {finding.rule}  {finding.file}:{finding.line}")
+                print(f"      {violation_message(finding)}")
+    return EXIT_FINDINGS if any(v.enforcement == MANDATORY for v in found) else EXIT_OK
