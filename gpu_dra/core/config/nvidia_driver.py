@@ -7,6 +7,7 @@ NVIDIA/k8s-dra-driver-gpu@v25.12.0 (docs/sources.md#nvidia-dra-driver).
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass
 
@@ -124,8 +125,10 @@ def gate_conflicts(chart: ChartName, version: str, feature_gates: dict[str, bool
     for name in feature_gates:
         gate = DRIVER_GATES.get(name)
         if gate is None:
-            problems.append((name, f"unknown driver gate; gates of {chart.value} {version}: "
-                                   f"{', '.join(sorted(effective_gates(driver)))}"))
+            known = sorted(g.name for g in DRIVER_GATES.values() if g.since <= level)
+            guess = difflib.get_close_matches(name, known, n=1)
+            hint = f"did you mean {guess[0]!r}? " if guess else ""
+            problems.append((name, f"unknown driver gate; {hint}gates of {chart.value} {version}: {', '.join(known)}"))
         elif gate.since > level:
             problems.append((name, f"{name} arrives in driver release 0.{gate.since[1]}; {chart.value} {version} "
                                    "does not have it"))
