@@ -135,9 +135,10 @@ def cel_throughput() -> list[str]:
 def explain_timings() -> list[str]:
     """Issue targets: 100 claim templates on 1,000 nodes x 8 GPUs under 2 s; a real dump under 0.2 s."""
     from gpu_dra.core.analysis import inventory
-    from gpu_dra.core.analysis.explain import Claim, Explainer
+    from gpu_dra.core.analysis.explain import Explainer
     from gpu_dra.core.config.loader import load_stack
     from gpu_dra.core.config.models import NodeGroup
+    from gpu_dra.core.dra.objects import claim_from_devices
     from gpu_dra.core.yamlsource import parse_documents
 
     config = load_stack(ROOT, "prod").config
@@ -151,7 +152,7 @@ def explain_timings() -> list[str]:
         request = {"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com", "count": 1 + i % 8,
                                               "selectors": [{"cel": {"expression": selector}}]}}
         constraints = [{"matchAttribute": "gpu.nvidia.com/productName"}] if i % 3 == 0 else []
-        claims.append(Claim(f"bench/t{i}", {"requests": [request], "constraints": constraints}))
+        claims.append(claim_from_devices(f"bench/t{i}", {"requests": [request], "constraints": constraints}))
     start = time.perf_counter()
     explainer = Explainer({})
     for claim in claims:

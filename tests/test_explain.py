@@ -10,8 +10,9 @@ import pytest
 import yaml
 
 from gpu_dra.core.analysis import inventory as inv
-from gpu_dra.core.analysis.explain import Claim, Explainer, claims_from_objects, in_use_from_claims
+from gpu_dra.core.analysis.explain import Explainer, claims_from_objects, in_use_from_claims
 from gpu_dra.core.config.loader import load_stack
+from gpu_dra.core.dra.objects import ResourceClaim, claim_from_devices
 from gpu_dra.core.facts import nvidia
 from gpu_dra.core.yamlsource import parse_documents
 
@@ -28,8 +29,8 @@ def load(path: Path) -> inv.Inventory:
 
 
 def claim(requests: list[dict[str, Any]], constraints: list[dict[str, Any]] | None = None,
-          name: str = "default/test") -> Claim:
-    return Claim(name, {"requests": requests, "constraints": constraints or []})
+          name: str = "default/test") -> ResourceClaim:
+    return claim_from_devices(name, {"requests": requests, "constraints": constraints or []})
 
 
 def exactly(count: int | None = 1, selectors: tuple[str, ...] = (), klass: str = "gpu.nvidia.com",
@@ -77,7 +78,7 @@ def test_real_gb200_dump_parses() -> None:
     (GB200, claim([exactly(1, ("device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('185Gi')) >= 0",))]),
      True, 4),
 ])
-def test_expected_matches_on_real_dumps(dump: Path, the_claim: Claim, allocatable: bool, matching: int) -> None:
+def test_expected_matches_on_real_dumps(dump: Path, the_claim: ResourceClaim, allocatable: bool, matching: int) -> None:
     report = Explainer({}).explain(the_claim, load(dump))
     assert report.allocatable is allocatable, report.reason
     assert len(report.requests[0].matching) == matching

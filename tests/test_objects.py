@@ -1,4 +1,4 @@
-"""ResourceSlices parsed once into typed values, the same whatever API version they were read in."""
+"""DRA objects parsed once into typed values, the same whatever API version they were read in."""
 
 from __future__ import annotations
 
@@ -8,7 +8,17 @@ from typing import Any
 import pytest
 import yaml
 
-from gpu_dra.core.dra.objects import CounterConsumption, DeviceTaint, NodeSelection, ObjectError, parse_slice
+from gpu_dra.core.dra.objects import (
+    AllocatedDevice,
+    Constraint,
+    CounterConsumption,
+    DeviceChoice,
+    DeviceTaint,
+    NodeSelection,
+    ObjectError,
+    parse_claim,
+    parse_slice,
+)
 
 from .test_explain import P5
 
@@ -87,3 +97,50 @@ def test_node_selector_and_all_nodes_slices() -> None:
 def test_malformed_slices_name_the_slice_and_the_field(spec: Any, message: str) -> None:
     with pytest.raises(ObjectError, match=message.replace("[", r"\[").replace("]", r"\]")):
         parse_slice({"metadata": {"name": "s"}, "spec": spec}, "s.yaml")
+
+
+V1_TEMPLATE = {
+    "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+    "metadata": {"name": "pair", "namespace": "ml"},
+    "spec": {"spec": {"devices": {
+        "requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com", "count": 2,
+                                                 "selectors": [{"cel": {"expression": "device.driver != ''"}}]}},
+                     {"name": "any", "firstAvailable": [{"name": "big", "deviceClassName": "gpu-h100"},
+                                                        {"name": "small", "deviceClassName": "gpu-l4",
+                                                         "allocationMode": "All"}]}],
+        "constraints": [{"requests": ["gpu"], "matchAttribute": "resource.kubernetes.io/pcieRoot"}]}}},
+}
+
+
+def test_a_claim_template_in_the_v1_shape() -> None:
+    claim = parse_claim(V1_TEMPLATE)
+    assert claim is not None and claim.name == "ml/pair" and claim.problem is None
+    gpu, any_of = claim.requests
+    assert gpu.choices == (DeviceChoice("", "gpu.nvidia.com", ("device.driver != ''",), "ExactCount", 2),)
+    assert [(c.subrequest, c.device_class, c.allocation_mode) for c in any_of.choices] == [
+        ("big", "gpu-h100", "ExactCount"), ("small", "gpu-l4", "All")]
+    assert claim.constraints == (Constraint(("gpu",), "resource.kubernetes.io/pcieRoot"),)
+
+
+def test_v1beta1_claims_read_as_v1_and_misplaced_v1_fields_are_the_claims_problem() -> None:
+    old = copy.deepcopy(V1_TEMPLATE)
+    old["apiVersion"] = "resource.k8s.io/v1beta1"
+    request = old["spec"]["spec"]["devices"]["requests"][0]
+    request.update(request.pop("exactly"))
+    assert parse_claim(old) == parse_claim(V1_TEMPLATE)
+    wrong = {**old, "apiVersion": "resource.k8s.io/v1"}
+    problem = parse_claim(wrong).problem  # type: ignore[union-attr]
+    assert problem is not None and "deviceClassName, count, selectors sit on the request" in problem
+
+
+def test_a_live_claims_allocation() -> None:
+    live = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "c", "namespace": "n"},
+            "spec": {"devices": {"requests": []}},
+            "status": {"allocation": {"devices": {"results": [
+                {"request": "gpu", "driver": "gpu.nvidia.com", "pool": "node-1", "device": "gpu-0"},
+                {"request": "watch", "driver": "gpu.nvidia.com", "pool": "node-1", "device": "gpu-1",
+                 "adminAccess": True}]}}}}
+    claim = parse_claim(live)
+    assert claim is not None and claim.allocated == (AllocatedDevice("gpu.nvidia.com", "node-1", "gpu-0"),
+                                                     AllocatedDevice("gpu.nvidia.com", "node-1", "gpu-1", True))
+    assert parse_claim({"kind": "DeviceClass"}) is None

@@ -13,6 +13,7 @@ from itertools import combinations
 from typing import Any
 
 from gpu_dra.core.analysis.inventory import Device
+from gpu_dra.core.dra.objects import Constraint
 
 
 @dataclass(frozen=True)
@@ -24,13 +25,6 @@ class Choice:
     count: int
     candidates: tuple[Device, ...]
     admin_access: bool = False
-
-
-@dataclass(frozen=True)
-class Constraint:
-    requests: tuple[str, ...]  # empty: all requests; "req" covers its subrequests; "req/sub" one subrequest
-    match_attribute: str | None = None
-    distinct_attribute: str | None = None
 
 
 @dataclass(frozen=True)

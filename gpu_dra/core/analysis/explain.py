@@ -14,12 +14,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpu_dra.core.analysis.allocator import Allocation, Choice, Constraint, allocate
+from gpu_dra.core.analysis.allocator import Allocation, Choice, allocate
 from gpu_dra.core.analysis.inventory import ALL_NODES, Device, Inventory
-from gpu_dra.core.dra.api import REQUEST_FIELDS
 from gpu_dra.core.dra.cel import CompileError, compile_selector, device_view, evaluate
 from gpu_dra.core.dra.cel.compile import CompiledSelector
 from gpu_dra.core.dra.cel.lexer import device_lookups, tokenize
+from gpu_dra.core.dra.objects import Constraint, ResourceClaim, class_selectors, parse_claim
 from gpu_dra.core.facts import nvidia
 from gpu_dra.core.findings import ERROR, Finding
 
@@ -27,16 +27,6 @@ EXAMPLES = 5  # devices shown per reason in JSON reports unless every device is 
 # Rules of the errors that stop a claim before allocation is tried.
 CEL_COMPILE, CEL_RUNTIME = "cel-compile", "cel-runtime-error"
 INVALID_CLAIM, MISSING_CLASS = "invalid-claim", "device-class-missing"
-
-
-@dataclass(frozen=True)
-class Claim:
-    """A ResourceClaim or a ResourceClaimTemplate's claim spec, by name."""
-
-    name: str
-    devices: Mapping[str, Any]  # spec.devices in resource.k8s.io/v1 shape
-    problem: str | None = None  # why the API server would not even store it
-    allocated: tuple[Mapping[str, Any], ...] = ()  # status.allocation.devices.results of a live claim
 
 
 @dataclass
@@ -177,30 +167,27 @@ class Explainer:
 
     # ------------------------------------------------------------------------------------------- claims
 
-    def explain(self, claim: Claim, inventory: Inventory, in_use: Mapping[Any, str] | None = None) -> ClaimReport:
+    def explain(self, claim: ResourceClaim, inventory: Inventory,
+                in_use: Mapping[Any, str] | None = None) -> ClaimReport:
         report = ClaimReport(claim.name)
         if claim.problem:
             report.errors.append(Finding(INVALID_CLAIM, ERROR, claim.problem, object=claim.name))
             report.reason = claim.problem
             return report
         in_use = {key: owner for key, owner in (in_use or {}).items() if owner != claim.name}  # its own: not busy
-        requests = list(claim.devices.get("requests") or [])
         choices_by_request: list[tuple[str, list[tuple[Choice, Any]]]] = []
-        for request in requests:
-            name = request.get("name", "?")
-            alternatives = ([(alt.get("name", "?"), alt) for alt in request["firstAvailable"]]
-                            if request.get("firstAvailable") else [("", request.get("exactly") or {})])
+        for request in claim.requests:
             choices = []
-            for subrequest, spec in alternatives:
-                label = f"{name}/{subrequest}" if subrequest else name
+            for spec in request.choices:
+                label = f"{request.name}/{spec.subrequest}" if spec.subrequest else request.name
                 request_report = RequestReport(label)
                 report.requests.append(request_report)
-                class_name = spec.get("deviceClassName", "")
+                class_name = spec.device_class
                 if class_name not in self.classes:
                     report.errors.append(Finding(MISSING_CLASS, ERROR, f"request {label}: device class {class_name} "
                                                                        "does not exist", object=claim.name))
                     continue
-                selectors = [s.get("cel", {}).get("expression", "") for s in spec.get("selectors") or []]
+                selectors = list(spec.selectors)
                 expressions = [*self.classes[class_name], *selectors]
                 passing = []
                 for index, group in enumerate(self._groups(expressions, inventory)):
@@ -214,18 +201,15 @@ class Explainer:
                         passing.append(index)
                     else:
                         request_report.rejected.setdefault(reason or "no match", []).extend(group)
-                mode = spec.get("allocationMode", "ExactCount")
-                choice = Choice(subrequest, mode, int(spec.get("count", 1) or 1), (),
-                                bool(spec.get("adminAccess")))
+                choice = Choice(spec.subrequest, spec.allocation_mode, spec.count, (), spec.admin_access)
                 choices.append((choice, (self._spec(expressions), tuple(passing))))
-            choices_by_request.append((name, choices))
+            choices_by_request.append((request.name, choices))
         if report.errors:
             first = report.errors[0]
             report.reason = first.message + (" (a CEL runtime error on any device aborts the whole claim)"
                                              if first.rule == CEL_RUNTIME else "")
             return report
-        constraints = [Constraint(tuple(c.get("requests") or ()), c.get("matchAttribute"), c.get("distinctAttribute"))
-                       for c in claim.devices.get("constraints") or []]
+        constraints = list(claim.constraints)
         self._simulate(report, choices_by_request, constraints, inventory, in_use)
         if not report.allocatable and constraints and all(r.matching for r in report.requests):
             unconstrained = ClaimReport(claim.name)
@@ -418,44 +402,12 @@ def _describe(term: str, device: Device) -> str:
 # --------------------------------------------------------------------------------------------- inputs
 
 
-def _v1_devices(api_version: str, devices: Mapping[str, Any]) -> tuple[dict[str, Any], str | None]:
-    """v1beta1 claims put request fields on the request; v1 (and v1beta2) under `exactly`."""
-    requests = []
-    problem = None
-    for request in devices.get("requests") or []:
-        misplaced = {k: v for k, v in request.items() if k in REQUEST_FIELDS}
-        if misplaced and "exactly" not in request and "firstAvailable" not in request:
-            if api_version.endswith("/v1beta1"):
-                request = {"name": request.get("name"), "exactly": misplaced}
-            elif problem is None:
-                problem = (f"request {request.get('name')}: {', '.join(misplaced)} sit on the request, which "
-                           f"{api_version} does not accept (they belong under `exactly`); `gpu-dra lint` shows "
-                           "the fix")
-        requests.append(request)
-    return {**devices, "requests": requests}, problem
-
-
-def claims_from_objects(objects: Iterable[Mapping[str, Any]]) -> list[Claim]:
-    claims = []
-    for obj in objects:
-        meta = obj.get("metadata") or {}
-        name = f"{meta['namespace']}/{meta.get('name')}" if meta.get("namespace") else str(meta.get("name"))
-        spec = obj.get("spec") or {}
-        if obj.get("kind") == "ResourceClaimTemplate":
-            spec = spec.get("spec") or {}
-        elif obj.get("kind") != "ResourceClaim":
-            continue
-        devices, problem = _v1_devices(str(obj.get("apiVersion", "resource.k8s.io/v1")), spec.get("devices") or {})
-        status: Mapping[str, Any] = obj["status"] if isinstance(obj.get("status"), Mapping) else {}
-        results = ((status.get("allocation") or {}).get("devices") or {}).get("results") or []
-        claims.append(Claim(name, devices, problem, tuple(r for r in results if isinstance(r, Mapping))))
-    return claims
+def claims_from_objects(objects: Iterable[Mapping[str, Any]]) -> list[ResourceClaim]:
+    return [claim for claim in map(parse_claim, objects) if claim is not None]
 
 
 def classes_from_objects(objects: Iterable[Mapping[str, Any]]) -> dict[str, list[str]]:
-    return {(obj.get("metadata") or {}).get("name", ""): [
-        (s.get("cel") or {}).get("expression", "") for s in (obj.get("spec") or {}).get("selectors") or []]
-        for obj in objects if obj.get("kind") == "DeviceClass"}
+    return {name: list(selectors) for name, selectors in filter(None, map(class_selectors, objects))}
 
 
 def in_use_from_claims(objects: Iterable[Mapping[str, Any]]) -> dict[Any, str]:
@@ -464,6 +416,6 @@ def in_use_from_claims(objects: Iterable[Mapping[str, Any]]) -> dict[Any, str]:
     used: dict[Any, str] = {}
     for claim in claims_from_objects(o for o in objects if o.get("kind") == "ResourceClaim"):
         for result in claim.allocated:
-            if not result.get("adminAccess"):
-                used[(result.get("driver"), result.get("pool"), result.get("device"))] = claim.name
+            if not result.admin_access:
+                used[(result.driver, result.pool, result.device)] = claim.name
     return used

@@ -1,10 +1,10 @@
-"""ResourceSlices parsed once into small typed values, in the resource.k8s.io/v1 shape whatever version was read.
+"""DRA objects parsed once into small typed values, in the resource.k8s.io/v1 shape whatever version was read.
 
-v1beta1 nests a device's fields under `basic`; v1beta2 and v1 put them on the device (kubernetes/api@v0.34.0
-resource/v1beta1 and resource/v1 types.go). Everything the structured allocator reads is kept: the pool with its
-generation and slice count, how the slice (or each device) selects nodes, shared counters and what each device
-consumes of them, device taints. Readers decide what to do with it; a value that has not the API's shape is an
-ObjectError naming the slice and the field.
+v1beta1 nests a device's fields under `basic` and puts a request's fields on the request; v1beta2 and v1 put them on
+the device and under `exactly` (kubernetes/api@v0.34.0 resource/v1beta1 and resource/v1 types.go). For slices,
+everything the structured allocator reads is kept: the pool with its generation and slice count, how the slice (or
+each device) selects nodes, shared counters and what each device consumes of them, device taints. Readers decide
+what to do with it; a slice that has not the API's shape is an ObjectError naming the slice and the field.
 """
 
 from __future__ import annotations
@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from gpu_dra.core.dra.api import REQUEST_FIELDS
 
 
 class ObjectError(ValueError):
@@ -148,3 +150,108 @@ def parse_slice(obj: Mapping[str, Any], source: str) -> ResourceSlice:
         shared[str(counter_set.get("name", ""))] = {str(k): _quantity(v) for k, v in counters.items()}
     return ResourceSlice(name, str(spec.get("driver") or ""), parsed_pool,
                          None if per_device else _node_selection(spec, f"{where}: spec"), devices, shared, source)
+
+
+# --------------------------------------------------------------------------------------------- claims and classes
+
+
+@dataclass(frozen=True)
+class DeviceChoice:
+    """One way to satisfy a request: its `exactly`, or one of its `firstAvailable` subrequests."""
+
+    subrequest: str  # "" for exactly
+    device_class: str
+    selectors: tuple[str, ...] = ()  # CEL expressions
+    allocation_mode: str = "ExactCount"
+    count: int = 1
+    admin_access: bool = False
+
+
+@dataclass(frozen=True)
+class Request:
+    name: str
+    choices: tuple[DeviceChoice, ...]  # one for exactly; the alternatives in order for firstAvailable
+
+
+@dataclass(frozen=True)
+class Constraint:
+    requests: tuple[str, ...]  # empty: all requests; "req" covers its subrequests; "req/sub" one subrequest
+    match_attribute: str | None = None
+    distinct_attribute: str | None = None
+
+
+@dataclass(frozen=True)
+class AllocatedDevice:
+    driver: str
+    pool: str
+    device: str
+    admin_access: bool = False
+
+
+@dataclass(frozen=True)
+class ResourceClaim:
+    """A ResourceClaim, or a ResourceClaimTemplate's claim spec, by `namespace/name`."""
+
+    name: str
+    requests: tuple[Request, ...]
+    constraints: tuple[Constraint, ...] = ()
+    allocated: tuple[AllocatedDevice, ...] = ()  # status.allocation.devices.results of a live claim
+    problem: str | None = None  # why the API server would not even store it
+
+
+def _choice(subrequest: str, spec: Mapping[str, Any]) -> DeviceChoice:
+    selectors = tuple(str((s.get("cel") or {}).get("expression", "")) for s in spec.get("selectors") or []
+                      if isinstance(s, Mapping))
+    return DeviceChoice(subrequest, str(spec.get("deviceClassName", "")), selectors,
+                        str(spec.get("allocationMode", "ExactCount")), int(spec.get("count", 1) or 1),
+                        bool(spec.get("adminAccess")))
+
+
+def claim_from_devices(name: str, devices: Mapping[str, Any], api_version: str = "resource.k8s.io/v1",
+                       allocated: tuple[AllocatedDevice, ...] = ()) -> ResourceClaim:
+    """A claim from its `spec.devices`. v1beta1 puts the request fields on the request, v1beta2 and v1 under
+    `exactly`; in a v1 object they are a mistake the API server rejects, which becomes the claim's problem."""
+    requests, problem = [], None
+    for request in devices.get("requests") or []:
+        name_of = str(request.get("name", "?"))
+        misplaced = {k: v for k, v in request.items() if k in REQUEST_FIELDS}
+        if request.get("firstAvailable"):
+            choices = tuple(_choice(str(alt.get("name", "?")), alt) for alt in request["firstAvailable"])
+        elif misplaced and "exactly" not in request:
+            if not api_version.endswith("/v1beta1") and problem is None:
+                problem = (f"request {name_of}: {', '.join(misplaced)} sit on the request, which {api_version} does "
+                           "not accept (they belong under `exactly`); `gpu-dra lint` shows the fix")
+            choices = (_choice("", misplaced),)
+        else:
+            choices = (_choice("", request.get("exactly") or {}),)
+        requests.append(Request(name_of, choices))
+    constraints = tuple(Constraint(tuple(c.get("requests") or ()), c.get("matchAttribute"), c.get("distinctAttribute"))
+                        for c in devices.get("constraints") or [])
+    return ResourceClaim(name, tuple(requests), constraints, allocated, problem)
+
+
+def parse_claim(obj: Mapping[str, Any]) -> ResourceClaim | None:
+    """A ResourceClaim or ResourceClaimTemplate of any served version; None for other kinds."""
+    kind = obj.get("kind")
+    if kind not in ("ResourceClaim", "ResourceClaimTemplate"):
+        return None
+    meta = obj.get("metadata") or {}
+    name = f"{meta['namespace']}/{meta.get('name')}" if meta.get("namespace") else str(meta.get("name"))
+    spec = obj.get("spec") or {}
+    if kind == "ResourceClaimTemplate":
+        spec = spec.get("spec") or {}
+    status: Mapping[str, Any] = obj["status"] if isinstance(obj.get("status"), Mapping) else {}
+    results = ((status.get("allocation") or {}).get("devices") or {}).get("results") or []
+    allocated = tuple(AllocatedDevice(str(r.get("driver")), str(r.get("pool")), str(r.get("device")),
+                                      bool(r.get("adminAccess"))) for r in results if isinstance(r, Mapping))
+    return claim_from_devices(name, spec.get("devices") or {}, str(obj.get("apiVersion", "resource.k8s.io/v1")),
+                              allocated)
+
+
+def class_selectors(obj: Mapping[str, Any]) -> tuple[str, tuple[str, ...]] | None:
+    """(name, CEL selectors) of a DeviceClass; None for other kinds."""
+    if obj.get("kind") != "DeviceClass":
+        return None
+    return (str((obj.get("metadata") or {}).get("name", "")),
+            tuple(str((s.get("cel") or {}).get("expression", "")) for s in (obj.get("spec") or {}).get("selectors")
+                  or [] if isinstance(s, Mapping)))
