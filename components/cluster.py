@@ -17,7 +17,7 @@ import pulumi_eks as eks
 import pulumi_kubernetes as k8s
 
 from gpu_dra.core.config.models import AccessEntry, Cluster, NodeGroup, Platform, Scaling, Stack
-from gpu_dra.core.render import network, nodes
+from gpu_dra.core.render import names, network, nodes
 
 # EKS access policies by their config name
 # (docs.aws.amazon.com/eks/latest/userguide/access-policy-permissions.html).
@@ -185,7 +185,7 @@ class EksCluster(pulumi.ComponentResource):
         self.system_node_group = system_group
         self.gpu_node_groups: list[pulumi.Resource] = []
         for group in stack.config.node_groups:
-            group_name = f"{name}-{group.name}"
+            group_name = names.node_group(name, group.name)
             template = _launch_template(group_name, group, child)
             self.gpu_node_groups.append(eks.ManagedNodeGroup(
                 # A name prefix (EKS adds a suffix) lets a replacement group be created before the old one goes;

@@ -12,7 +12,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from gpu_dra.core.config.models import Stack, Team
-from gpu_dra.core.render import manifests
+from gpu_dra.core.render import manifests, names
 
 
 def _spec_and_meta(obj: dict[str, Any]) -> dict[str, Any]:
@@ -26,7 +26,7 @@ class DeviceClasses(pulumi.ComponentResource):
         super().__init__("gpu-dra:dra:DeviceClasses", "platform", None, opts)
         child = pulumi.ResourceOptions(parent=self)
         for obj in manifests.stack_device_classes(stack):
-            k8s.resource.v1.DeviceClass(f"deviceclass-{obj['metadata']['name']}", **_spec_and_meta(obj), opts=child)
+            k8s.resource.v1.DeviceClass(names.device_class(obj["metadata"]["name"]), **_spec_and_meta(obj), opts=child)
         self.register_outputs({})
 
 
@@ -39,7 +39,7 @@ class TeamResources(pulumi.ComponentResource):
         super().__init__("gpu-dra:dra:TeamResources", team.name, None, pulumi.ResourceOptions.merge(
             opts, pulumi.ResourceOptions(aliases=[pulumi.Alias(type_="gpu-dra:dra:Team")])))
         child = pulumi.ResourceOptions(parent=self)
-        namespace = k8s.core.v1.Namespace(f"{team.name}-namespace", **_spec_and_meta(manifests.namespace(team)),
+        namespace = k8s.core.v1.Namespace(names.namespace(team.name), **_spec_and_meta(manifests.namespace(team)),
                                           opts=child)
         in_namespace = pulumi.ResourceOptions(parent=self, depends_on=[namespace])
         # A template's spec is immutable in Kubernetes: a change replaces it (pods keep the claims they have).
@@ -47,10 +47,9 @@ class TeamResources(pulumi.ComponentResource):
             replace_on_changes=["spec"], delete_before_replace=True))
         quota = manifests.resource_quota(team)
         if quota is not None:
-            k8s.core.v1.ResourceQuota(f"{team.name}-quota", **_spec_and_meta(quota), opts=in_namespace)
+            k8s.core.v1.ResourceQuota(names.quota(team.name), **_spec_and_meta(quota), opts=in_namespace)
         for template in team.claim_templates:
             obj = manifests.claim_template(team, template)
-            # team names hold no dots, so "<team>.<template>" never collides across teams
-            k8s.resource.v1.ResourceClaimTemplate(f"{team.name}.{template.name}", **_spec_and_meta(obj),
+            k8s.resource.v1.ResourceClaimTemplate(names.claim_template(team.name, template.name), **_spec_and_meta(obj),
                                                   opts=replaced_on_change)
         self.register_outputs({"namespace": team.namespace_name})

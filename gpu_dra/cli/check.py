@@ -15,6 +15,7 @@ from gpu_dra.core import policy
 from gpu_dra.core.config.loader import build_stack, stack_file, stack_values, team_file
 from gpu_dra.core.config.models import Platform, Stack
 from gpu_dra.core.findings import Finding
+from gpu_dra.core.render import names
 from gpu_dra.core.yamlsource import Located, read_yaml
 from gpu_dra.policypack import findings, violation_message
 
@@ -102,25 +103,20 @@ class _Locator:
             return self._stack_line("environment")
         type_, name = urn.split("::")[-2].split("$")[-1], urn.split("::")[-1]
         config = self.stack.config
-        if type_.endswith(":ResourceClaimTemplate") and "." in name:
-            team, template = name.split(".", 1)
-            if team in self.teams:
-                file, located = self.teams[team]
-                index = next((i for i, t in enumerate(self._team(team).claim_templates) if t.name == template), None)
+        classes = [c.name for c in config.device_classes]
+        groups = [g.name for g in config.node_groups]
+        declared = names.declared_by(type_, name, set(self.teams), set(classes), config.cluster.name, set(groups))
+        if declared is not None and declared.team:
+            file, located = self.teams[declared.team]
+            if declared.kind == "template":
+                index = next((i for i, t in enumerate(self._team(declared.team).claim_templates)
+                              if t.name == declared.name), None)
                 return file, located.line(("claimTemplates", index) if index is not None else ()) or 1
-        for suffix, key in (("-namespace", "namespace"), ("-quota", "quota")):
-            team = name.removesuffix(suffix)
-            if name.endswith(suffix) and team in self.teams:
-                file, located = self.teams[team]
-                return file, located.line((key,)) or 1
-        if type_.endswith(":DeviceClass"):
-            names = [c.name for c in config.device_classes]
-            class_name = name.removeprefix("deviceclass-")
-            if class_name in names:
-                return self._stack_line("deviceClasses", names.index(class_name))
-        groups = [f"{config.cluster.name}-{g.name}" for g in config.node_groups]
-        if name in groups:
-            return self._stack_line("nodeGroups", groups.index(name))
+            return file, located.line((declared.kind,)) or 1
+        if declared is not None and declared.kind == "device-class":
+            return self._stack_line("deviceClasses", classes.index(declared.name))
+        if declared is not None and declared.kind == "node-group":
+            return self._stack_line("nodeGroups", groups.index(declared.name))
         if type_ == "kubernetes:helm.sh/v4:Chart":
             return self._driver_line(finding.path)
         return self._stack_line("cluster")
