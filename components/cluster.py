@@ -170,7 +170,7 @@ class EksCluster(pulumi.ComponentResource):
             # deployments (pulumi_eks CoreDnsAddonOptions docstring); the EKS add-ons are declared below instead.
             coredns_addon_options={"enabled": False},
             kube_proxy_addon_options={"enabled": False},
-            tags={"gpu-dra.io/stack": stack.name, "gpu-dra.io/environment": stack.config.environment.value},
+            tags={nodes.STACK_TAG: stack.name, nodes.ENVIRONMENT_TAG: stack.config.environment.value},
             opts=protected)
 
         system = config.system_node_group

@@ -35,6 +35,9 @@ def _imported_layers(path: object) -> set[str]:
         if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("gpu_dra.core"):
             parts = node.module.split(".")
             found |= {parts[2]} if len(parts) > 2 else {alias.name for alias in node.names}
+        elif isinstance(node, ast.Import):
+            found |= {alias.name.split(".")[2] for alias in node.names
+                      if alias.name.startswith("gpu_dra.core.") and len(alias.name.split(".")) > 2}
     return found
 
 

@@ -98,11 +98,11 @@ def test_dev_passes_its_driver_gates() -> None:
 
 
 GATE_MISTAKES = [
-    ("unknown", {"TimeSlicing": True}, "gpu-dra:draDriver.featureGates.TimeSlicing: unknown driver gate; did you "
-                                       "mean 'TimeSlicingSettings'? gates of dra-driver-nvidia-gpu 0.4.1: "
-                                       "ComputeDomainCliques, CrashOnNVLinkFabricErrors, DeviceMetadata, DynamicMIG, "
-                                       "IMEXDaemonsWithDNSNames, MPSSupport, NVMLDeviceHealthCheck, "
-                                       "PassthroughSupport, TimeSlicingSettings"),
+    ("unknown", {"TimeSlicing": True}, "gpu-dra:draDriver.featureGates.TimeSlicing: unknown driver gate "
+                                       "TimeSlicing; did you mean 'TimeSlicingSettings'? gates of "
+                                       "dra-driver-nvidia-gpu 0.4.1: ComputeDomainCliques, CrashOnNVLinkFabricErrors, "
+                                       "DeviceMetadata, DynamicMIG, IMEXDaemonsWithDNSNames, MPSSupport, "
+                                       "NVMLDeviceHealthCheck, PassthroughSupport, TimeSlicingSettings"),
     ("too-new", {"ConsumableShares": True}, "ConsumableShares arrives in driver release 0.5"),
     ("dynamic-mig-mps", {"DynamicMIG": True, "MPSSupport": True}, "DynamicMIG and MPSSupport cannot both be on"),
     ("passthrough-health", {"PassthroughSupport": True, "NVMLDeviceHealthCheck": True},

@@ -41,7 +41,7 @@ def test_logs_json_with_per_device_lines() -> None:
     report = scan(JSON_LOG)
     lines = [line for pod in report.pods.values() for line in pod.recent]
     assert [line.message for line in lines] == ["CEL result", "pod unschedulable"]
-    assert lines[0].claims == ["inf/p-gpu"]
+    assert report.pods["(no pod named)"].claims == {"inf/p-gpu"}
     assert report.verbosity_hint() is None
 
 
@@ -97,3 +97,15 @@ def test_logs_cli_one_pod_shows_every_line(tmp_path: Path) -> None:
     assert "... 30 earlier line(s); `--pod ml/p0` shows all 50" in summary
     one = gpu_dra("logs", str(path), "--pod", "ml/p0").stdout
     assert one.count("Starting allocation") == 50 and "ml/p1" not in one
+
+
+def test_a_character_that_lower_cases_to_two_keeps_the_lines_after_it() -> None:
+    report = scan("I1129 10:00:01.000000 1 server.go:1] \"" + "\u0130" * 400 + "\"\n" + KLOG)
+    assert report.kept == 5
+
+
+def test_kept_lines_hold_only_what_is_shown() -> None:
+    """Memory per pod is its last lines' shown text, not the raw line and its parsed fields."""
+    (line,) = list(scan(KLOG).pods["ml/trainer-0"].recent)[:1]
+    assert line == schedlogs.KeptLine(2, "dynamicresources.go:420", "pod resource claims",
+                                      'resourceclaims=["ml/trainer-0-gpu"]')

@@ -85,3 +85,25 @@ def test_out_must_be_a_folder(tmp_path: Path) -> None:
     result = gpu_dra("render", "--stack", "dev", "--out", str(target))
     assert result.returncode == 2 and "is a file; --out takes a folder" in result.stderr
     assert target.read_text() == "x: 1\n"
+
+
+def test_a_folder_written_before_the_record_existed_is_adopted(tmp_path: Path) -> None:
+    """Files identical to what would be written lose nothing: a build/ folder of an earlier version upgrades."""
+    out = tmp_path / "out"
+    assert gpu_dra("render", "--stack", "dev", "--out", str(out)).returncode == 0
+    (out / RECORD).unlink()
+    result = gpu_dra("render", "--stack", "dev", "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    assert "_cluster/deviceclass-gpu-l4.yaml" in (out / RECORD).read_text()
+
+
+def test_two_objects_for_one_file_stop_the_run(tmp_path: Path) -> None:
+    import pytest
+
+    from gpu_dra.cli.manifest_files import OutputError, write_manifests
+
+    same = [{"apiVersion": f"{group}/v1", "kind": "Thing", "metadata": {"name": "x", "namespace": "n"}, "spec": {}}
+            for group in ("a.example.com", "b.example.com")]
+    with pytest.raises(OutputError, match="two objects would be written to n/thing-x.yaml"):
+        write_manifests(same, tmp_path / "out")
+    assert not (tmp_path / "out").exists()

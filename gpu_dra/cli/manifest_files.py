@@ -65,6 +65,13 @@ def _recorded(out: Path) -> set[str]:
     return paths
 
 
+def _holds(path: Path, text: str) -> bool:
+    try:
+        return path.read_text(encoding="utf-8") == text
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
 def _write_record(out: Path, paths: set[str]) -> None:
     _atomic_write(out / RECORD, _HEADER + "".join(f"{p}\n" for p in sorted(paths)))
 
@@ -85,10 +92,14 @@ def write_manifests(objects: list[dict[str, Any]], out: Path) -> list[Path]:
     for obj in objects:
         meta = obj.get("metadata", {})
         relative = f"{meta.get('namespace') or '_cluster'}/{obj['kind'].lower()}-{meta['name']}.yaml"
+        if relative in files:
+            raise OutputError(f"two objects would be written to {relative} ({obj.get('apiVersion')} {obj['kind']} "
+                              f"{meta['name']}); nothing was written")
         ordered = {k: obj[k] for k in ("apiVersion", "kind", "metadata", "spec") if k in obj}
         files[relative] = dump_yaml(ordered)
     previous = _recorded(out)
-    foreign = sorted(p for p in files if p not in previous and (out / p).exists())
+    # A file already holding exactly what would be written loses nothing (an output folder from before the record).
+    foreign = sorted(p for p in files if p not in previous and (out / p).exists() and not _holds(out / p, files[p]))
     if foreign:
         raise OutputError(f"{out / foreign[0]} exists and gpu-dra did not write it (it is not listed in "
                           f"{out / RECORD}); move it away or choose another --out. Nothing was written")

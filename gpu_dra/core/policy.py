@@ -419,12 +419,8 @@ def nvidia_driver_gates(resources: list[Resource], context: Context) -> list[Fin
         return nvidia_driver.gate_conflicts(context.chart, context.chart_version, context.driver_gates,
                                             context.gate_on("DRAPartitionableDevices"), sharing)
 
-    known = sorted(g.name for g in nvidia_driver.DRIVER_GATES.values() if g.since <= context.driver_level)
     out = []
     for what, message in conflicts([]):  # without sharing, `what` is "version" or a gate
-        if what in context.driver_gates and what not in nvidia_driver.DRIVER_GATES:
-            message = (f"unknown driver gate {what}; gates of {context.chart.value} {context.chart_version}: "
-                       f"{', '.join(known)}")
         out.append(_error("nvidia-driver-gates", message, chart,
                           "version" if what == "version" else _driver_gate_path(what or "")))
     for resource, path, strategy in _sharing(resources):  # one at a time, to tell whose sharing the driver rejects

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gc
 import json
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -102,9 +103,20 @@ def _dump_documents(text: str, display: str) -> list[Located]:
         _with_lines(text, display)  # PyYAML's message names the line; raises where it also fails
         first = str(error).strip().splitlines()[0] if str(error).strip() else "cannot be parsed"
         raise ConfigError([_unreadable(display, f"not valid YAML: {first}")]) from None
-    # yaml-rs returns one document as itself and several as a list of them; a dump's documents are objects.
-    documents = data if isinstance(data, list) and all(isinstance(d, dict) or d is None for d in data) else [data]
+    # yaml-rs returns one document as itself and several as a list of them: only a separator tells which.
+    documents = data if isinstance(data, list) and _SEPARATOR.search(text, _first_content(text)) else [data]
     return [Located(document, {}) for document in documents]
+
+
+# A document separator at the start of a line (inside a block scalar it would be indented).
+_SEPARATOR = re.compile(r"^---(?:[ \t]|$)", re.MULTILINE)
+_LEADING = re.compile(r"\A(?:[ \t]*(?:#[^\n]*)?\n|%[^\n]*\n)*---(?:[ \t][^\n]*)?(?:\n|\Z)")
+
+
+def _first_content(text: str) -> int:
+    """Where the first document's content starts: after comments, directives and its own `---`, if any."""
+    leading = _LEADING.match(text)
+    return leading.end() if leading else 0
 
 
 def parse_documents(text: str, display: str, *, lines: bool = True) -> list[Located]:

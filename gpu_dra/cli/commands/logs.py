@@ -56,5 +56,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _print_log_line(line: Any) -> None:
-    detail = " ".join(f"{k}={v}" for k, v in line.fields.items() if k != "pod")
-    print(f"  {line.number:6d} {line.caller:28} {line.message}" + (f"  {detail}" if detail else ""))
+    """A KeptLine, or a LogLine as it is read (--pod)."""
+    from gpu_dra.core.analysis import schedlogs
+
+    shown = line if isinstance(line, schedlogs.KeptLine) else schedlogs.KeptLine.of(line)
+    print(f"  {shown.number:6d} {shown.caller:28} {shown.message}" + (f"  {shown.detail}" if shown.detail else ""))

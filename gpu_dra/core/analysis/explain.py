@@ -126,7 +126,7 @@ class Explainer:
 
     def _fleet(self, inventory: Inventory) -> _Fleet:
         fleet = self._fleets.get(id(inventory))
-        if fleet is None or fleet.inventory is not inventory:
+        if fleet is None:  # the fleet holds its inventory, so an id filed here is never reused
             fleet = self._fleets[id(inventory)] = _Fleet(inventory)
         return fleet
 

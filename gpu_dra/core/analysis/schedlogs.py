@@ -6,15 +6,17 @@ exist at which verbosity (kubernetes/kubernetes `pkg/scheduler/framework/plugins
 kubernetes/dynamic-resource-allocation `structured/`): pod-level outcomes at V(5), allocator progress at
 V(5)/V(6), per-device reasons ("CEL result", "Device not selectable") only at V(7).
 
-Scheduler logs run to gigabytes, and most of their lines are not about DRA. The text is read in large blocks; a
-regular expression finds the lines that can be DRA lines at C speed, and only those are parsed. Memory stays flat:
-per pod, a count, its claims, its final reason and its last few lines.
+Scheduler logs run to gigabytes, and most of their lines are not about DRA. The text is read in large blocks;
+`str.find` over each block finds the lines that can be DRA lines at C speed, and only those are parsed. Memory does
+not grow with the log but with its pods: per pod a count, its claims, its final reason and the text of its last
+TAIL lines.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import string
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -75,21 +77,36 @@ class LogLine:
         return None
 
 
+@dataclass(frozen=True)
+class KeptLine:
+    """What the report shows of a line: its number, caller, message and key=value details (the pod's aside)."""
+
+    number: int
+    caller: str
+    message: str
+    detail: str
+
+    @classmethod
+    def of(cls, line: LogLine) -> KeptLine:
+        return cls(line.number, line.caller, line.message,
+                   " ".join(f"{k}={v}" for k, v in line.fields.items() if k != "pod"))
+
+
 @dataclass
 class PodLog:
-    """One pod's DRA lines: how many, the claims named, the final reason and the last TAIL lines."""
+    """One pod's DRA lines: how many, the claims named, the final reason and the last TAIL lines, as shown."""
 
     pod: str
     count: int = 0
     claims: set[str] = field(default_factory=set)
     reason: str | None = None
-    recent: deque[LogLine] = field(default_factory=lambda: deque(maxlen=TAIL))
+    recent: deque[KeptLine] = field(default_factory=lambda: deque(maxlen=TAIL))
 
     def add(self, line: LogLine) -> None:
         self.count += 1
         self.claims.update(line.claims)
         self.reason = line.outcome or self.reason
-        self.recent.append(line)
+        self.recent.append(KeptLine.of(line))
 
 
 @dataclass
@@ -171,9 +188,14 @@ def _line_starts(text: str, block: str, word: str) -> Iterable[int]:
         found = text.find(word, end) if end >= 0 else -1
 
 
+_ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
+
+
 def _candidates(block: str) -> list[int]:
     """Starts of the lines that may be DRA lines."""
     lower = block.lower()
+    if len(lower) != len(block):  # some characters lower-case to several ('İ'): keep positions, ASCII only
+        lower = block.translate(_ASCII_LOWER)
     starts = {start for word in _CANDIDATE_WORDS for start in _line_starts(lower, block, word)}
     starts.update(_line_starts(block, block, "CEL"))
     return sorted(starts)

@@ -128,7 +128,8 @@ def gate_conflicts(chart: ChartName, version: str, feature_gates: dict[str, bool
             known = sorted(g.name for g in DRIVER_GATES.values() if g.since <= level)
             guess = difflib.get_close_matches(name, known, n=1)
             hint = f"did you mean {guess[0]!r}? " if guess else ""
-            problems.append((name, f"unknown driver gate; {hint}gates of {chart.value} {version}: {', '.join(known)}"))
+            problems.append((name, f"unknown driver gate {name}; {hint}gates of {chart.value} {version}: "
+                                   f"{', '.join(known)}"))
         elif gate.since > level:
             problems.append((name, f"{name} arrives in driver release 0.{gate.since[1]}; {chart.value} {version} "
                                    "does not have it"))
