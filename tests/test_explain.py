@@ -127,12 +127,12 @@ def _allocated(devices: list[str], admin: bool = False) -> dict[str, Any]:
 
 
 def test_devices_in_use_are_skipped_unless_admin_access() -> None:
-    in_use = in_use_from_claims([_allocated([f"gpu-{i}" for i in range(8)])])
+    in_use = in_use_from_claims(claims_from_objects([_allocated([f"gpu-{i}" for i in range(8)])]))
     fleet = load(P5)
     assert not Explainer({}).explain(claim([exactly(1)]), fleet, in_use).allocatable
     assert Explainer({}).explain(claim([exactly(mode="All", count=None, admin=True)]), fleet, in_use).allocatable
     assert not Explainer({}).explain(claim([exactly(mode="All", count=None)]), fleet,
-                                     in_use_from_claims([_allocated(["gpu-3"])])).allocatable
+                                     in_use_from_claims(claims_from_objects([_allocated(["gpu-3"])]))).allocatable
 
 
 def test_unknown_class_is_reported() -> None:
@@ -206,7 +206,7 @@ def test_a_claims_own_allocation_does_not_block_it() -> None:
     allocated = _allocated([f"gpu-{i}" for i in range(8)])
     allocated["spec"]["devices"]["requests"] = [exactly(8)]
     (own,) = claims_from_objects([allocated])
-    report = Explainer({}).explain(own, load(P5), in_use_from_claims([allocated]))
+    report = Explainer({}).explain(own, load(P5), in_use_from_claims(claims_from_objects([allocated])))
     assert report.allocatable
 
 

@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
     )
 
     devices, objects, origin = gather(args)
-    claims = claims_from_objects(objects)
+    claims = everything = claims_from_objects(objects)
     if args.claim:
         claims = [c for c in claims if args.claim in (c.name, c.name.rsplit("/", 1)[-1])]
         if not claims:
@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     if not claims:
         raise UsageError("no ResourceClaim or ResourceClaimTemplate in the inputs (give files, or --stack)")
     explainer = Explainer(classes_from_objects(objects))
-    in_use = in_use_from_claims(objects)
+    in_use = in_use_from_claims(everything)
     reports = [explainer.explain(claim, devices, in_use) for claim in claims]
     if args.format == "json":
         examples = None if args.all_devices else EXAMPLES

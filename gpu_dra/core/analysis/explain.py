@@ -410,11 +410,11 @@ def classes_from_objects(objects: Iterable[Mapping[str, Any]]) -> dict[str, list
     return {name: list(selectors) for name, selectors in filter(None, map(class_selectors, objects))}
 
 
-def in_use_from_claims(objects: Iterable[Mapping[str, Any]]) -> dict[Any, str]:
+def in_use_from_claims(claims: Iterable[ResourceClaim]) -> dict[Any, str]:
     """Devices allocated to existing ResourceClaims (status.allocation.devices.results), admin access excluded:
-    (driver, pool, device) -> the claim holding it."""
+    (driver, pool, device) -> the claim holding it. Templates carry no allocation."""
     used: dict[Any, str] = {}
-    for claim in claims_from_objects(o for o in objects if o.get("kind") == "ResourceClaim"):
+    for claim in claims:
         for result in claim.allocated:
             if not result.admin_access:
                 used[(result.driver, result.pool, result.device)] = claim.name

@@ -14,7 +14,7 @@ from typing import Any
 from gpu_dra.core.checks.lint import SelectorContext, lint_selector
 from gpu_dra.core.config.nvidia_driver import DEFAULT_LEVEL
 from gpu_dra.core.dra import k8s_schema
-from gpu_dra.core.dra.api import DNS_LABEL, KINDS, REQUEST_FIELDS
+from gpu_dra.core.dra.api import DNS_LABEL, KINDS, REQUEST_FIELDS, uses_exactly
 from gpu_dra.core.dra.cel import CompileError, compile_selector
 from gpu_dra.core.facts import gates, nvidia
 from gpu_dra.core.findings import ERROR, WARNING, Finding
@@ -78,9 +78,8 @@ def _mapping(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def uses_exactly(data: Mapping[str, Any]) -> bool:
-    """resource.k8s.io/v1 and v1beta2 put request fields under `exactly`; v1beta1 on the request itself."""
-    return not str(data.get("apiVersion", "")).endswith("/v1beta1")
+def _uses_exactly(data: Mapping[str, Any]) -> bool:
+    return uses_exactly(str(data.get("apiVersion", "")))
 
 
 def selector_sites(obj: ManifestObject) -> Iterator[tuple[tuple[str | int, ...], str, str | None]]:
@@ -155,7 +154,7 @@ def _schema_findings(obj: ManifestObject, target: Target) -> list[Finding]:
 
 
 def _misplaced_request_fields(obj: ManifestObject) -> list[Finding]:
-    if obj.data.get("kind") == "DeviceClass" or not uses_exactly(obj.data):
+    if obj.data.get("kind") == "DeviceClass" or not _uses_exactly(obj.data):
         return []
     devices, base = claim_devices(obj.data)
     findings = []
@@ -192,11 +191,11 @@ def _semantic_findings(obj: ManifestObject) -> list[Finding]:
         if name in names:
             problems.append(((*here, "name"), f"{name!r}: duplicate request name"))
         names.append(name)
-        single, where_single = ((request.get("exactly"), (*here, "exactly")) if uses_exactly(obj.data)
+        single, where_single = ((request.get("exactly"), (*here, "exactly")) if _uses_exactly(obj.data)
                                 else (request if "deviceClassName" in request else None, here))
         has_first = "firstAvailable" in request
         if (single is not None) == has_first:
-            field = "`exactly`" if uses_exactly(obj.data) else "`deviceClassName`"
+            field = "`exactly`" if _uses_exactly(obj.data) else "`deviceClassName`"
             problems.append((here, f"exactly one of {field} or `firstAvailable` is required"
                                    + (", but multiple fields are set" if has_first else "")))
         choices = [(where_single, single or {})] if single is not None else []
@@ -308,7 +307,7 @@ def _original_path(path: tuple[str | int, ...]) -> tuple[str | int, ...]:
 
 def _request_fields_moved(data: Mapping[str, Any]) -> dict[str, Any] | None:
     """A copy with v1 request fields moved under `exactly`, or None when none sit on a request."""
-    if data.get("kind") == "DeviceClass" or not uses_exactly(data):
+    if data.get("kind") == "DeviceClass" or not _uses_exactly(data):
         return None
     moved = copy.deepcopy(dict(data))
     devices, _ = claim_devices(moved)

@@ -6,5 +6,12 @@ import re
 KINDS = ("DeviceClass", "ResourceClaim", "ResourceClaimTemplate")
 # The fields v1beta1 puts on a request and v1beta2 and v1 put under `exactly`.
 REQUEST_FIELDS = ("deviceClassName", "selectors", "allocationMode", "count", "adminAccess", "tolerations", "capacity")
+
+
+def uses_exactly(api_version: str) -> bool:
+    """resource.k8s.io/v1 and v1beta2 put request fields under `exactly`; v1beta1 on the request itself."""
+    return not api_version.endswith("/v1beta1")
+
+
 # RFC 1123 label (k8s.io/apimachinery validation IsDNS1123Label): request names, namespaces, node group names.
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")

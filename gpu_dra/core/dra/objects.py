@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gpu_dra.core.dra.api import REQUEST_FIELDS
+from gpu_dra.core.dra.api import REQUEST_FIELDS, uses_exactly
 
 
 class ObjectError(ValueError):
@@ -218,7 +218,7 @@ def claim_from_devices(name: str, devices: Mapping[str, Any], api_version: str =
         if request.get("firstAvailable"):
             choices = tuple(_choice(str(alt.get("name", "?")), alt) for alt in request["firstAvailable"])
         elif misplaced and "exactly" not in request:
-            if not api_version.endswith("/v1beta1") and problem is None:
+            if uses_exactly(api_version) and problem is None:
                 problem = (f"request {name_of}: {', '.join(misplaced)} sit on the request, which {api_version} does "
                            "not accept (they belong under `exactly`); `gpu-dra lint` shows the fix")
             choices = (_choice("", misplaced),)
