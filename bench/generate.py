@@ -5,8 +5,10 @@
   pciBusID, as NVIDIA's driver publishes them, so no two devices look alike.
 - `templates(count)`: ResourceClaimTemplates with memory and product selectors, a third with a matchAttribute
   constraint (the shape of the stacks' team templates).
-- `scheduler_log(megabytes)`: kube-scheduler klog text at V(5), one scheduling cycle per pod, one cycle in ten a
-  GPU pod whose claim cannot be allocated, in the messages and key=value shape the scheduler writes.
+- `scheduler_log(megabytes, pending_pods)`: kube-scheduler klog text at V(5), one scheduling cycle per pod, one
+  cycle in ten a GPU pod whose claim cannot be allocated, in the messages and key=value shape the scheduler writes:
+  the same 500 Pending pods retried (as a cluster short of GPUs logs), or with pending_pods=0 a new pod every cycle
+  (the worst case: no line repeats).
 """
 
 from __future__ import annotations
@@ -67,7 +69,8 @@ def templates(count: int) -> list[dict[str, Any]]:
 
 
 # One scheduling cycle per pod: most pods need no GPU; one cycle in ten is a GPU pod whose claim cannot be
-# allocated (the same 500 pods retried), logged as kube-scheduler v1.34 logs it at V(5).
+# allocated (the same `pending_pods` pods retried, or a new pod each time), logged as kube-scheduler v1.34 logs it
+# at V(5).
 _CPU_CYCLE = (
     'I1201 10:{m:02d}:{s:02d}.{us:06d}       1 schedule_one.go:98] "Attempting to schedule pod" pod="web/front-{n}"\n'
     'I1201 10:{m:02d}:{s:02d}.{us:06d}       1 schedule_one.go:314] "Successfully bound pod to node" '
@@ -82,13 +85,13 @@ _GPU_CYCLE = (
     'pod="ml/train-{p}" err="0/1000 nodes are available: 1000 cannot allocate all claims."\n')
 
 
-def scheduler_log(megabytes: int) -> str:
+def scheduler_log(megabytes: int, pending_pods: int = 500) -> str:
     cycles: list[str] = []
     size = 0
     n = 0
     while size < megabytes * 1_000_000:
         values = {"m": n // 60_000_000 % 60, "s": n // 1_000_000 % 60, "us": n % 1_000_000, "n": n,
-                  "p": n // 10 % 500, "a": n // 256 % 256, "b": n % 256}
+                  "p": n // 10 % pending_pods if pending_pods else n // 10, "a": n // 256 % 256, "b": n % 256}
         text = (_GPU_CYCLE if n % 10 == 9 else _CPU_CYCLE).format(**values)
         cycles.append(text)
         size += len(text)
@@ -104,6 +107,7 @@ def paths(folder: Path, nodes: int = 1000, template_count: int = 100, lint_templ
              "lint": folder / f"templates-{lint_templates}.yaml"}
     if log_megabytes:
         found["log"] = folder / f"scheduler-{log_megabytes}mb.log"
+        found["log_new_pods"] = folder / f"scheduler-{log_megabytes}mb-new-pods.log"
     return found
 
 
@@ -119,6 +123,7 @@ def write(folder: Path, nodes: int = 1000, template_count: int = 100, lint_templ
     where["lint"].write_text(yaml.dump_all(templates(lint_templates), Dumper=yaml.CSafeDumper))
     if "log" in where:
         where["log"].write_text(scheduler_log(log_megabytes))
+        where["log_new_pods"].write_text(scheduler_log(log_megabytes, pending_pods=0))
     return where
 
 

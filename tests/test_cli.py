@@ -13,9 +13,9 @@ import yaml
 from .conftest import ROOT, Project
 
 
-def gpu_dra(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+def gpu_dra(*args: str, cwd: Path = ROOT, input: str | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "gpu_dra.cli.main", *args], cwd=cwd, capture_output=True,
-                          text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
+                          text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)}, input=input)
 
 
 def test_preview_prints_tree_counts_and_writes_manifests(tmp_path: Path) -> None:

@@ -109,3 +109,55 @@ def test_kept_lines_hold_only_what_is_shown() -> None:
     (line,) = list(scan(KLOG).pods["ml/trainer-0"].recent)[:1]
     assert line == schedlogs.KeptLine(2, "dynamicresources.go:420", "pod resource claims",
                                       'resourceclaims=["ml/trainer-0-gpu"]')
+
+
+def _summary(report: schedlogs.LogReport) -> tuple[object, ...]:
+    return (report.scanned, report.kept, report.per_device_lines,
+            [(p.pod, p.count, sorted(p.claims), p.reason, list(p.recent)) for p in report.pods.values()])
+
+
+MIXED = "".join(
+    KLOG.replace("trainer-0", f"trainer-{n % 7}") + JSON_LOG + "\n" +
+    'I1129 10:00:02.000000 1 allocator.go:180] "Starting allocation" numClaims=1\n' * (n % 3)
+    for n in range(60))
+
+
+@pytest.mark.parametrize("workers", [2, 3, 5, 8])
+def test_a_file_read_in_parallel_parts_gives_the_sequential_report(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: int) -> None:
+    """Parts cut anywhere: line numbers run on, and a part's lines before it names a pod (allocator lines) go to
+    the pod the part before it was scheduling, as when the file is read in one go."""
+    path = tmp_path / "scheduler.log"
+    path.write_text(MIXED)
+    monkeypatch.setattr(schedlogs, "PARALLEL_BYTES", 0)
+    assert _summary(schedlogs.scan_file(str(path), workers=workers)) == _summary(scan(MIXED))
+    assert _summary(schedlogs.scan_file(str(path), workers=1)) == _summary(scan(MIXED))
+
+
+def test_parts_start_at_line_starts(tmp_path: Path) -> None:
+    path = tmp_path / "scheduler.log"
+    path.write_text(MIXED)
+    data = path.read_bytes()
+    parts = schedlogs._parts(str(path), len(data), 5)
+    assert parts[0][0] == 0 and parts[-1][1] == len(data) and len(parts) == 5
+    assert all(data[start - 1:start] == b"\n" for start, _ in parts[1:])
+    assert all(end == start for (_, end), (start, _) in zip(parts, parts[1:], strict=False))
+
+
+def test_remembered_readings_do_not_change_the_report(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Repeated lines are looked up, not parsed again; forgetting every reading gives the same report."""
+    remembered = _summary(scan(MIXED))
+    monkeypatch.setattr(schedlogs, "CACHED_TEXTS", 1)
+    assert _summary(scan(MIXED)) == remembered
+
+
+def test_bad_bytes_are_replaced_not_fatal(tmp_path: Path) -> None:
+    path = tmp_path / "scheduler.log"
+    path.write_bytes(b"\xff\xfe garbage\n" + KLOG.encode())
+    result = gpu_dra("logs", str(path))
+    assert result.returncode == 0 and "pod ml/trainer-0" in result.stdout
+
+
+def test_logs_from_stdin() -> None:
+    result = gpu_dra("logs", "-", input=KLOG)
+    assert result.returncode == 0 and "5 DRA line(s) of 7 read" in result.stdout

@@ -29,14 +29,18 @@ def run(args: argparse.Namespace) -> int:
     from gpu_dra.core.analysis import schedlogs
 
     name = args.path or "-"
-    try:
-        stream = sys.stdin if name == "-" else open(name, encoding="utf-8", errors="replace")  # noqa: SIM115
-    except OSError as error:
-        raise UsageError(f"{name}: cannot read: {error.strerror}") from None
     if args.pod:
         print(f"pod {args.pod}")
-    with stream:
-        report = schedlogs.scan(stream, args.pod, _print_log_line if args.pod else None)
+    try:
+        if name == "-":
+            report = schedlogs.scan(sys.stdin.buffer, args.pod, _print_log_line if args.pod else None)
+        elif args.pod:
+            with open(name, "rb") as stream:
+                report = schedlogs.scan(stream, args.pod, _print_log_line)
+        else:
+            report = schedlogs.scan_file(name)
+    except OSError as error:
+        raise UsageError(f"{name}: cannot read: {error.strerror}") from None
     print(f"{report.kept} DRA line(s) of {report.scanned} read, {len(report.pods)} pod(s)")
     for pod in report.pods.values():
         if not args.pod:
@@ -56,8 +60,5 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _print_log_line(line: Any) -> None:
-    """A KeptLine, or a LogLine as it is read (--pod)."""
-    from gpu_dra.core.analysis import schedlogs
-
-    shown = line if isinstance(line, schedlogs.KeptLine) else schedlogs.KeptLine.of(line)
-    print(f"  {shown.number:6d} {shown.caller:28} {shown.message}" + (f"  {shown.detail}" if shown.detail else ""))
+    """One kept line (schedlogs.KeptLine), as the report shows it."""
+    print(f"  {line.number:6d} {line.caller:28} {line.message}" + (f"  {line.detail}" if line.detail else ""))
