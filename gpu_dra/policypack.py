@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pulumi_policy import (
     EnforcementLevel,
     PolicyConfigSchema,
+    PolicyResource,
     ReportViolation,
     StackValidationArgs,
     StackValidationPolicy,
@@ -34,20 +35,41 @@ LEVELS = {policy.ADVISORY: EnforcementLevel.ADVISORY, policy.MANDATORY: Enforcem
           "disabled": EnforcementLevel.DISABLED}
 
 
-def resources_of(args: StackValidationArgs) -> list[policy.Resource]:
+def resources_of(resources: list[PolicyResource]) -> list[policy.Resource]:
     return [policy.Resource(r.resource_type, r.name, r.urn, plain(r.props), bool(getattr(r.opts, "protect", False)))
-            for r in args.resources]
+            for r in resources]
+
+
+class _LastStack:
+    """The resources of the stack last converted, so that each is converted (and its claim parsed) once per stack,
+    not once per rule: `gpu-dra check` hands every rule's args the same list. The engine builds a fresh list for each
+    policy (pulumi_policy's AnalyzeStack), so there each policy converts its own. The list is held, not keyed by
+    id(): while it is compared against it cannot be freed and its id reused."""
+
+    def __init__(self) -> None:
+        self._source: list[PolicyResource] | None = None
+        self._converted: list[policy.Resource] = []
+
+    def resources(self, args: StackValidationArgs) -> list[policy.Resource]:
+        if args.resources is not self._source:
+            self._source, self._converted = args.resources, resources_of(args.resources)
+        return self._converted
+
+
+_last_stack = _LastStack()
 
 
 def findings(rule: policy.Rule, args: StackValidationArgs) -> list[Finding]:
     """What the rule finds in the stack the engine hands over, with the policy's config."""
-    resources = resources_of(args)
+    resources = _last_stack.resources(args)
     return rule.run(resources, policy.context_from(resources, plain(args.get_config() or {})))
 
 
 def violation_message(finding: Finding) -> str:
-    """The text `pulumi preview` shows beside the resource: where in its props, what is wrong, what to do."""
-    text = f"{finding.path}: {finding.message}" if finding.path else finding.message
+    """The text `pulumi preview` shows beside the resource: where in its props, which check of the rule (if it wraps
+    others), what is wrong, what to do."""
+    text = f"[{finding.check}] {finding.message}" if finding.check else finding.message
+    text = f"{finding.path}: {text}" if finding.path else text
     return f"{text.rstrip('.')}. Fix: {finding.fix}" if finding.fix else text
 
 

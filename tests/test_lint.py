@@ -11,7 +11,8 @@ import pytest
 import yaml
 
 from gpu_dra.core.checks.lint import SelectorContext, lint_selector
-from gpu_dra.core.checks.manifest_lint import Target, fixed_object, lint_object, objects_in
+from gpu_dra.core.checks.manifest_lint import fixed_object, lint_object, objects_in
+from gpu_dra.core.checks.target import Target
 from gpu_dra.core.yamlsource import parse_documents
 
 from .conftest import ROOT
@@ -53,7 +54,7 @@ def test_rule(rule: str, bad: str, good: str, context: SelectorContext) -> None:
 
 def test_index_is_fine_on_the_release_that_published_it() -> None:
     assert "unknown-attribute" not in rules(f"{D}.index == 0", SelectorContext(device_types=("gpu",),
-                                                                               driver_level=(0, 1)))
+                                                                               target=Target(driver_level=(0, 1))))
 
 
 def test_a100_80gb_reports_its_full_size() -> None:
@@ -92,7 +93,7 @@ def test_gpu_dra_lint_guide_exit_code_and_corrected_template() -> None:
 def test_json_output_fields() -> None:
     result = gpu_dra("lint", "--format", "json", str(GUIDE))
     findings = json.loads(result.stdout)["findings"]
-    assert {"file", "line", "object", "path", "rule", "severity", "message", "fix"} == set(findings[0])
+    assert {"file", "line", "object", "path", "rule", "severity", "message", "fix", "check"} == set(findings[0])
     assert findings[0]["line"] == 12 and findings[0]["object"] == "ResourceClaimTemplate/gpu-20gb-any"
 
 
@@ -219,6 +220,41 @@ spec:
       selectors: [{cel: {expression: "device.attributes['gpu.nvidia.com'].type == 'gpu'"}}]
 """
     assert lint_text(text) == []
+
+
+MISPLACED_COUNT = """apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: wrong}
+spec:
+  devices:
+    requests:
+    - name: gpu
+      deviceClassName: gpu.nvidia.com
+      count: 0
+"""
+
+
+def test_misplaced_request_fields_are_validated_where_they_were_written() -> None:
+    """Judged as if under `exactly` (where they belong), reported at the key the user wrote, on its line."""
+    (count,) = [f for f in lint_text(MISPLACED_COUNT) if f.rule == "validation"]
+    assert (count.path, count.line) == ("spec.devices.requests[0].count", 9)
+    assert "must be greater than zero" in count.message
+
+
+def test_gated_fields_of_a_v1beta1_request_are_checked_too() -> None:
+    """v1beta1 writes a request's fields on the request; a gate guards them there as under `exactly`."""
+    text = """apiVersion: resource.k8s.io/v1beta1
+kind: ResourceClaim
+metadata: {name: old}
+spec:
+  devices:
+    requests:
+    - name: gpu
+      deviceClassName: gpu.nvidia.com
+      tolerations: [{key: example.com/unhealthy, operator: Exists}]
+"""
+    assert [(f.path, f.line) for f in lint_text(text) if f.rule == "feature-gate"] == [
+        ("spec.devices.requests[0].tolerations", 9)]
 
 
 @pytest.mark.parametrize("body", [

@@ -17,8 +17,10 @@ from gpu_dra.core.dra.objects import (
     NodeSelection,
     ObjectError,
     parse_claim,
+    parse_device_class,
     parse_slice,
 )
+from gpu_dra.core.yamlsource import parse_documents
 
 from .test_explain import P5
 
@@ -144,3 +146,111 @@ def test_a_live_claims_allocation() -> None:
     assert claim is not None and claim.allocated == (AllocatedDevice("gpu.nvidia.com", "node-1", "gpu-0"),
                                                      AllocatedDevice("gpu.nvidia.com", "node-1", "gpu-1", True))
     assert parse_claim({"kind": "DeviceClass"}) is None
+
+
+TEMPLATE_TEXT = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: pair, namespace: ml}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpu
+        exactly:
+          deviceClassName: gpu.nvidia.com
+          tolerations: [{key: example.com/unhealthy, operator: Exists}]
+          selectors:
+          - cel: {expression: "device.driver == 'gpu.nvidia.com'"}
+          - cel: {expression: "device.attributes['gpu.nvidia.com'].type == 'gpu'"}
+      - name: any
+        firstAvailable:
+        - name: big
+          deviceClassName: gpu-h100
+          capacity: {requests: {memory: 10Gi}}
+          selectors:
+          - cel: {expression: "device.capacity['gpu.nvidia.com'].memory.isGreaterThan(quantity('70Gi'))"}
+      constraints:
+      - {requests: [gpu], distinctAttribute: gpu.nvidia.com/uuid}
+      config:
+      - opaque: {driver: gpu.nvidia.com, parameters: {kind: GpuConfig, sharing: {strategy: MPS}}}
+"""
+
+
+def _line_of(text: str, needle: str) -> int:
+    return next(number for number, line in enumerate(text.splitlines(), 1) if needle in line)
+
+
+def test_a_templates_elements_carry_the_path_and_line_they_were_written_at() -> None:
+    (document,) = parse_documents(TEMPLATE_TEXT, "pair.yaml")
+    claim = parse_claim(document.data)
+    assert claim is not None and (claim.kind, claim.api_version) == ("ResourceClaimTemplate", "resource.k8s.io/v1")
+    gpu, any_of = claim.requests
+    assert gpu.path == ("spec", "spec", "devices", "requests", 0) and gpu.fields == {"name", "exactly"}
+    (exactly,) = gpu.choices
+    assert exactly.path == (*gpu.path, "exactly")
+    assert exactly.selector_paths[1] == ("spec", "spec", "devices", "requests", 0, "exactly", "selectors", 1, "cel",
+                                         "expression")
+    assert [document.line(path) for path in exactly.selector_paths] == [
+        _line_of(TEMPLATE_TEXT, "device.driver =="), _line_of(TEMPLATE_TEXT, ".type == 'gpu'")]
+    (big,) = any_of.choices
+    assert big.path == ("spec", "spec", "devices", "requests", 1, "firstAvailable", 0)
+    assert document.line(big.selector_paths[0]) == _line_of(TEMPLATE_TEXT, "isGreaterThan")
+    (constraint,) = claim.constraints
+    assert document.line((*constraint.path, "distinctAttribute")) == _line_of(TEMPLATE_TEXT, "distinctAttribute")
+    (config,) = claim.config
+    assert config.path == ("spec", "spec", "devices", "config", 0)
+    assert config.driver == "gpu.nvidia.com" and config.parameters["sharing"] == {"strategy": "MPS"}
+
+
+def test_the_fields_feature_gates_guard_are_kept_per_choice() -> None:
+    claim = parse_claim(yaml.safe_load(TEMPLATE_TEXT))
+    assert claim is not None
+    (exactly,), (big,) = (request.choices for request in claim.requests)
+    assert (exactly.has_tolerations, exactly.requests_capacity) == (True, False)
+    assert (big.has_tolerations, big.requests_capacity) == (False, True)
+
+
+def test_request_fields_on_the_request_keep_the_path_they_were_written_at() -> None:
+    """v1beta1 writes them on the request; in a v1 object they are misplaced there. Either way the choice's path is
+    the request's, without `exactly`, and the count as written is kept for validation."""
+    for api_version in ("resource.k8s.io/v1beta1", "resource.k8s.io/v1"):
+        claim = parse_claim({"apiVersion": api_version, "kind": "ResourceClaim", "metadata": {"name": "c"},
+                             "spec": {"devices": {"requests": [{"name": "gpu", "deviceClassName": "gpu.nvidia.com",
+                                                                "count": 0, "selectors": [
+                                                                    {"cel": {"expression": "true"}}]}]}}})
+        assert claim is not None
+        (request,) = claim.requests
+        (choice,) = request.choices
+        assert choice.path == request.path == ("spec", "devices", "requests", 0)
+        assert choice.selector_paths == (("spec", "devices", "requests", 0, "selectors", 0, "cel", "expression"),)
+        assert (choice.count, choice.written_count) == (1, 0)  # the allocator takes one; validation sees the 0
+        assert request.fields == {"name", "deviceClassName", "count", "selectors"}
+
+
+def test_malformed_parts_of_a_claim_are_left_out_with_the_rest_where_written() -> None:
+    """The schema check reports what has not the API's shape; the typed claim keeps the rest at its written index."""
+    claim = parse_claim({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "c"},
+                         "spec": {"devices": {"requests": ["gpu", {"name": "ok", "exactly": {
+                             "deviceClassName": "gpu.nvidia.com", "selectors": ["nope", {"cel": {}},
+                                                                              {"cel": {"expression": "true"}}]}}]}}})
+    assert claim is not None
+    (request,) = claim.requests
+    assert request.path == ("spec", "devices", "requests", 1)
+    assert request.choices[0].selectors == ("true",)
+    assert request.choices[0].selector_paths == (("spec", "devices", "requests", 1, "exactly", "selectors", 2, "cel",
+                                                  "expression"),)
+
+
+@pytest.mark.parametrize("spec,extended", [({}, None), ({"extendedResourceName": None}, ""),
+                                           ({"extendedResourceName": "nvidia.com/gpu"}, "nvidia.com/gpu")])
+def test_a_device_class_with_its_selectors_and_extended_resource_name(spec: dict[str, Any],
+                                                                      extended: str | None) -> None:
+    device_class = parse_device_class({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
+                                       "metadata": {"name": "gpu-l4"}, "spec": {**spec, "selectors": [
+                                           {"cel": {"expression": "device.driver == 'gpu.nvidia.com'"}}]}})
+    assert device_class is not None and device_class.name == "gpu-l4"
+    assert device_class.selectors == ("device.driver == 'gpu.nvidia.com'",)
+    assert device_class.selector_paths == (("spec", "selectors", 0, "cel", "expression"),)
+    assert device_class.extended_resource_name == extended
+    assert parse_device_class({"kind": "ResourceClaim"}) is None

@@ -16,14 +16,16 @@ from typing import Any, NamedTuple
 import pytest
 from pulumi_policy import StackValidationArgs
 
+from gpu_dra import policypack
 from gpu_dra.cli.check import Verdict, _policy_resources, as_sarif, check_stack, pack_config
 from gpu_dra.cli.offline import ProgramRun, Registration, run_program
 from gpu_dra.core import policy
+from gpu_dra.core.analysis.explain import Explainer
 from gpu_dra.core.config.loader import load_stack, stack_values
 from gpu_dra.core.findings import ERROR, Finding
 from gpu_dra.core.policy import Resource
 from gpu_dra.core.render.manifests import ADMIN_ACCESS_LABEL
-from gpu_dra.policypack import findings, policies
+from gpu_dra.policypack import findings, policies, violation_message
 
 from .conftest import ROOT, STACKS, Project, named
 from .policy_builders import (
@@ -321,14 +323,14 @@ def test_rules_read_real_preview_types() -> None:
     # the open endpoint, no encryption, no protect: three findings on the cluster, at this type's own fields
     assert placed(found["eks-hardening"]) == [("eks-hardening", cluster, path) for path in (
         "vpcConfig.endpointPublicAccess", "encryptionConfig", "")]
-    assert policy.context_from(resources, {}).kubernetes_version == "1.35"
+    assert policy.context_from(resources, {}).target.kubernetes_version == "1.35"
 
 
 def test_context_comes_from_resources_before_config() -> None:
     resources = [resource(CLUSTER, "c", {"version": "1.36", "tags": {"gpu-dra.io/environment": "prod"}})]
     context = policy.context_from(resources, {"kubernetesVersion": "1.34", "environment": "dev"})
-    assert (context.kubernetes_version, context.environment) == ("1.36", "prod")
-    assert policy.context_from([], {"kubernetesVersion": "1.35", "platform": "existing"}).platform == "existing"
+    assert (context.target.kubernetes_version, context.environment) == ("1.36", "prod")
+    assert policy.context_from([], {"kubernetesVersion": "1.35", "platform": "existing"}).target.platform == "existing"
 
 
 def test_enforcement_defaults_and_overrides() -> None:
@@ -569,7 +571,7 @@ def test_check_cli_json_and_sarif() -> None:
     assert result.returncode == 0, result.stderr
     document = json.loads(result.stdout)
     assert document["stacks"][0]["stack"] == "dev"
-    assert {"policy", "enforcement", "resource", "path", "message", "fix", "file", "line"} == set(
+    assert {"policy", "check", "enforcement", "resource", "path", "message", "fix", "file", "line"} == set(
         document["stacks"][0]["violations"][0])
     sarif = json.loads(gpu_dra("check", "--stack", "dev", "--format", "sarif").stdout)
     assert sarif["version"] == "2.1.0"
@@ -578,9 +580,9 @@ def test_check_cli_json_and_sarif() -> None:
 
 
 def test_sarif_results_come_from_the_finding_and_its_enforcement() -> None:
-    finding = Finding("dra-cel-lint", ERROR, "[unguarded-lookup] memory is missing on vfio devices", "guard it",
+    finding = Finding("dra-cel-lint", ERROR, "memory is missing on vfio devices", "guard it",
                       file="stacks/teams/inference.yaml", line=12, object="urn:pulumi:dev::gpu-dra::t::n",
-                      path="spec.selectors[0].cel.expression")
+                      path="spec.selectors[0].cel.expression", check="unguarded-lookup")
     results = as_sarif([Verdict("dev", policy.MANDATORY, finding), Verdict("dev", policy.ADVISORY, finding)],
                        "0")["runs"][0]["results"]
     assert [(r["ruleId"], r["level"]) for r in results] == [("dra-cel-lint", "error"), ("dra-cel-lint", "warning")]
@@ -588,7 +590,55 @@ def test_sarif_results_come_from_the_finding_and_its_enforcement() -> None:
                                              "missing on vfio devices. Fix: guard it")
     assert results[0]["locations"] == [{"physicalLocation": {"artifactLocation": {"uri": "stacks/teams/inference.yaml"},
                                                              "region": {"startLine": 12}}}]
-    assert results[0]["properties"] == {"stack": "dev", "resource": "urn:pulumi:dev::gpu-dra::t::n"}
+    assert results[0]["properties"] == {"stack": "dev", "resource": "urn:pulumi:dev::gpu-dra::t::n",
+                                        "check": "unguarded-lookup"}
+
+
+@pytest.mark.parametrize("expression,check", [
+    ("device.attributes['resource.kubernetes.io'].pcieRoot != ''", "unguarded-lookup"),
+    ("[1, 2].isSorted()", "cel-unsupported"),
+])
+def test_dra_cel_lint_names_the_check_it_ran_in_a_field(expression: str, check: str) -> None:
+    """The inner check's id is the finding's `check`, not part of its message; the pack's text shows it."""
+    resources = mutate(happy_resources(), TEMPLATE, (*REQUEST, "selectors"), selectors(expression))
+    finding, = run_rules(resources)["dra-cel-lint"]
+    assert (finding.rule, finding.check, finding.path) == ("dra-cel-lint", check, f"{REQUEST_AT}.{SELECTOR_AT}")
+    assert not finding.message.startswith("[") and f"[{check}] {finding.message}" in str(finding)
+    shown = f"{finding.path}: [{check}] {finding.message}"
+    assert violation_message(finding) == (f"{shown.rstrip('.')}. Fix: {finding.fix}" if finding.fix else shown)
+
+
+def test_the_pack_converts_each_resource_once_per_stack(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every rule reads the same stack: its resources are converted to plain data once, not once per rule."""
+    resources = _policy_resources(program(ROOT, "prod"))
+    converted: list[Any] = []
+    original = policypack.plain
+
+    def counted(value: Any) -> Any:
+        converted.append(value)
+        return original(value)
+    monkeypatch.setattr(policypack, "plain", counted)
+    for rule in policy.RULES:
+        findings(rule, StackValidationArgs(resources, {**TODAY, "environment": "prod"}))
+    props = [value for value in converted if any(value is r.props for r in resources)]
+    assert len(props) == len(resources)
+
+
+def test_the_fleet_is_explained_once_for_both_rules_that_read_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """dra-claim-satisfiable and dra-selector-safe-on-fleet share one explanation of the synthesized fleet."""
+    explained: list[str] = []
+    original = Explainer.explain
+
+    def counted(self: Explainer, claim: Any, *args: Any, **kwargs: Any) -> Any:
+        explained.append(claim.name)
+        return original(self, claim, *args, **kwargs)
+    monkeypatch.setattr(Explainer, "explain", counted)
+    policy._fleet_reports.cache_clear()
+    resources = happy_resources()
+    context = policy.context_from(resources, TODAY)
+    for name in ("dra-claim-satisfiable", "dra-selector-safe-on-fleet"):
+        policy.RULES_BY_NAME[name].run(resources, context)
+    assert sorted(explained) == ["gpu-ops/all-gpus-monitoring", "inference/l40s"]
 
 
 def test_check_cli_exits_1_on_mandatory(project: Project) -> None:

@@ -135,9 +135,9 @@ class _Locator:
 
 def as_json(stacks: list[str], found: list[Verdict]) -> dict[str, Any]:
     return {"stacks": [{"stack": stack, "violations": [
-        {"policy": v.finding.rule, "enforcement": v.enforcement, "resource": v.finding.object,
-         "path": v.finding.path, "message": v.finding.message, "fix": v.finding.fix, "file": v.finding.file,
-         "line": v.finding.line}
+        {"policy": v.finding.rule, "check": v.finding.check, "enforcement": v.enforcement,
+         "resource": v.finding.object, "path": v.finding.path, "message": v.finding.message, "fix": v.finding.fix,
+         "file": v.finding.file, "line": v.finding.line}
         for v in found if v.stack == stack]} for stack in stacks]}
 
 
@@ -153,7 +153,7 @@ def as_sarif(found: list[Verdict], version: str) -> dict[str, Any]:
             "message": {"text": f"[{verdict.stack}] {violation_message(finding)}"},
             "locations": [{"physicalLocation": {"artifactLocation": {"uri": finding.file},
                                                 "region": {"startLine": finding.line}}}],
-            "properties": {"stack": verdict.stack, "resource": finding.object},
+            "properties": {"stack": verdict.stack, "resource": finding.object, "check": finding.check},
         })
     return {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [{
         "tool": {"driver": {"name": "gpu-dra", "version": version, "rules": rules}},

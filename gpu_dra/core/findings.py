@@ -21,7 +21,8 @@ class Finding:
 
     `rule` says what found it (a lint or policy rule id, `config`, `schema`, `cel-compile`, ...); `object` names the
     object it concerns (`ResourceClaimTemplate ml/pair`, a Pulumi URN); `path` is the key path inside the file or
-    object; `file` and `line` point at the text a user edits.
+    object; `file` and `line` point at the text a user edits; `check` is the inner check's id where `rule` wraps
+    another checker (the lint rule under the policy dra-cel-lint), "" elsewhere.
     """
 
     rule: str
@@ -32,6 +33,7 @@ class Finding:
     line: int | None = None
     object: str = ""
     path: str = ""
+    check: str = ""
 
     def at(self, **where: Any) -> Finding:
         """The same finding, placed: `file`, `line`, `object`, `path`."""
@@ -43,7 +45,8 @@ class Finding:
     def __str__(self) -> str:
         """`file:line: key: message`, the form editors and CI logs turn into a link to the line."""
         where = f"{self.file}:{self.line}" if self.file and self.line else self.file or self.object
-        return ": ".join(part for part in (where, self.path, self.message) if part)
+        message = f"[{self.check}] {self.message}" if self.check else self.message
+        return ": ".join(part for part in (where, self.path, message) if part)
 
 
 def config_finding(file: str, path: str, message: str, line: int | None = None) -> Finding:

@@ -11,9 +11,14 @@ Every rule returns `list[Finding]` (gpu_dra.core.findings), filled the same way 
   "" where no prop is at fault (the `protect` resource option, a whole node group, a whole claim);
 - `fix` says what to do, where there is one thing to do; the shells append it to the message.
 A rule that checks several things tells them apart by `path` (eks-hardening, team-quota-required,
-dra-driver-chart-pinned). Rules that wrap another checker (dra-cel-lint: the selector lint rules; dra-feature-gates:
-the Kubernetes gates; nvidia-driver-gates: the driver gates) keep the inner id in the message, `[unguarded-lookup]
-...`, and its fix in `fix`; the field it concerns is `path`.
+dra-driver-chart-pinned). dra-cel-lint wraps the selector lint rules: the inner rule's id is `check`
+(`unguarded-lookup`, `cel-unsupported`, ...), its fix is `fix`, and the shells render the id beside the message. The
+gate rules (dra-feature-gates: the Kubernetes gates; nvidia-driver-gates: the driver gates) name the gate in the
+message; the field it concerns is `path`.
+
+Claims and classes are read through their typed form (`Resource.dra_object`, gpu_dra.core.dra.objects), parsed
+once per resource, with the path of every element as written; the target cluster is `Context.target`, the same
+`Target` lint judges by.
 
 Each rule understands the resources of an offline run under mocks (component inputs such as
 `eks:index:ManagedNodeGroup`) and those of a real preview (`aws:eks/nodeGroup:NodeGroup`, `aws:eks/cluster:Cluster`,
@@ -23,23 +28,28 @@ chart-rendered DaemonSets): pulumi-eks components are remote, with children only
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
+import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property, lru_cache
 from typing import Any
 
 from gpu_dra.core.analysis.explain import (
     CEL_COMPILE,
     CEL_RUNTIME,
     MISSING_CLASS,
+    ClaimReport,
     Explainer,
     claims_from_objects,
     classes_from_objects,
 )
 from gpu_dra.core.analysis.inventory import GroupSpec, synthesize_groups
 from gpu_dra.core.checks.lint import SelectorContext, lint_selector
-from gpu_dra.core.checks.manifest_lint import ManifestObject, claim_devices, gate_sites, selector_sites
+from gpu_dra.core.checks.manifest_lint import gate_sites, selector_sites
+from gpu_dra.core.checks.target import Target
 from gpu_dra.core.config import nvidia_driver
 from gpu_dra.core.config.models import (
     DRA_NODE_LABEL,
@@ -49,6 +59,7 @@ from gpu_dra.core.config.models import (
 )
 from gpu_dra.core.dra.cel import CompileError, compile_selector
 from gpu_dra.core.dra.cel.lexer import tokenize
+from gpu_dra.core.dra.objects import DeviceClass, ResourceClaim, parse_object
 from gpu_dra.core.facts import gates, nvidia
 from gpu_dra.core.facts.gates import DEFAULT_KUBERNETES_VERSION
 from gpu_dra.core.facts.nvidia import DEFAULT_CHART_VERSION
@@ -56,7 +67,7 @@ from gpu_dra.core.findings import ERROR, Finding
 from gpu_dra.core.render import charts
 from gpu_dra.core.render.manifests import ADMIN_ACCESS_LABEL, CLAIMS_QUOTA, device_quota_name
 from gpu_dra.core.render.nodes import EKS_TAINT_EFFECTS, ENVIRONMENT_TAG, NODE_GROUP_LABEL
-from gpu_dra.core.yamlsource import Located, format_path
+from gpu_dra.core.yamlsource import format_path
 
 ADVISORY, MANDATORY = "advisory", "mandatory"
 RESOURCE_TYPES = {
@@ -85,14 +96,18 @@ class Resource:
     props: Mapping[str, Any]
     protect: bool = False
 
+    @cached_property
+    def dra_object(self) -> DeviceClass | ResourceClaim | None:
+        """The DeviceClass, claim or template these props declare, typed once for every rule; None for other types."""
+        return parse_object(self.props) if self.type in RESOURCE_TYPES.values() else None
 
-@dataclass
+
+@dataclass(frozen=True)
 class Context:
-    """Facts about the target cluster: from the stack's own resources when present, else from pack config."""
+    """The target cluster and the pack's own facts: from the stack's own resources when present, else from pack
+    config."""
 
-    kubernetes_version: str = DEFAULT_KUBERNETES_VERSION
-    platform: str = "eks"
-    feature_gates: dict[str, bool] = field(default_factory=dict)
+    target: Target = Target()
     environment: str = "dev"
     chart: ChartName = ChartName.dra_driver_nvidia_gpu
     chart_version: str = DEFAULT_CHART_VERSION
@@ -100,20 +115,14 @@ class Context:
     class_selectors: dict[str, list[str]] = field(default_factory=dict)  # of the stack's DeviceClasses
     today: datetime.date = field(default_factory=datetime.date.today)
 
-    def gate_on(self, gate: str) -> bool:
-        return gates.enabled(gate, self.kubernetes_version, self.platform, self.feature_gates)
-
     @property
     def pinned(self) -> bool:
         """Whether the chart names one release; dra-driver-chart-pinned reports it when not."""
-        return bool(EXACT_VERSION.match(self.chart_version))
+        return _pinned(self.chart_version)
 
-    @property
-    def driver_level(self) -> tuple[int, int]:
-        """The pinned release; an unpinned chart is judged as the default release, what lint assumes."""
-        if not self.pinned:
-            return nvidia_driver.DEFAULT_LEVEL
-        return nvidia_driver.release_level(DraDriver(chart=self.chart, version=self.chart_version))
+
+def _pinned(chart_version: str) -> bool:
+    return bool(EXACT_VERSION.match(chart_version))
 
 
 def _minor(version: Any) -> str:
@@ -122,39 +131,39 @@ def _minor(version: Any) -> str:
 
 
 def context_from(resources: Iterable[Resource], config: Mapping[str, Any]) -> Context:
-    context = Context(
-        kubernetes_version=str(config.get("kubernetesVersion", DEFAULT_KUBERNETES_VERSION)),
-        platform=str(config.get("platform", "eks")),
-        feature_gates={k: bool(v) for k, v in (config.get("featureGates") or {}).items()},
-        environment=str(config.get("environment", "dev")),
-        chart=ChartName(config.get("chart", ChartName.dra_driver_nvidia_gpu.value)),
-        chart_version=str(config.get("chartVersion", DEFAULT_CHART_VERSION)),
-    )
-    if config.get("today"):
-        context.today = datetime.date.fromisoformat(str(config["today"]))
+    kubernetes_version = str(config.get("kubernetesVersion", DEFAULT_KUBERNETES_VERSION))
+    platform = str(config.get("platform", "eks"))
+    environment = str(config.get("environment", "dev"))
+    chart = ChartName(config.get("chart", ChartName.dra_driver_nvidia_gpu.value))
+    chart_version = str(config.get("chartVersion", DEFAULT_CHART_VERSION))
+    driver_gates: dict[str, bool] = {}
     resources = list(resources)
     for resource in resources:
         props = resource.props
         if resource.type in EKS_CLUSTER_TYPES:
-            context.platform = "eks"
+            platform = "eks"
             if props.get("version"):
-                context.kubernetes_version = _minor(props["version"])
+                kubernetes_version = _minor(props["version"])
             tags = props.get("tags") or {}
             if tags.get(ENVIRONMENT_TAG):
-                context.environment = str(tags[ENVIRONMENT_TAG])
-    chart = _dra_chart(resources)
-    if chart is not None:
-        props = chart.props
+                environment = str(tags[ENVIRONMENT_TAG])
+    dra_chart = _dra_chart(resources)
+    if dra_chart is not None:
+        props = dra_chart.props
         chart_name = str(props.get("chart", "")).rstrip("/").rsplit("/", 1)[-1]
         if chart_name in {c.value for c in ChartName}:
-            context.chart = ChartName(chart_name)
+            chart = ChartName(chart_name)
         if props.get("version"):
-            context.chart_version = str(props["version"])
-        context.driver_gates = {k: bool(v) for k, v in ((props.get("values") or {}).get("featureGates")
-                                                       or {}).items()}
-    context.class_selectors = classes_from_objects(dict(r.props) for r in resources
-                                                   if r.type == RESOURCE_TYPES["DeviceClass"])
-    return context
+            chart_version = str(props["version"])
+        driver_gates = {k: bool(v) for k, v in ((props.get("values") or {}).get("featureGates") or {}).items()}
+    # An unpinned chart is judged as the default release, what lint assumes.
+    level = (nvidia_driver.release_level(DraDriver(chart=chart, version=chart_version)) if _pinned(chart_version)
+             else nvidia_driver.DEFAULT_LEVEL)
+    target = Target(kubernetes_version, platform,
+                    {k: bool(v) for k, v in (config.get("featureGates") or {}).items()}, level)
+    classes = {c.name: list(c.selectors) for r in resources if isinstance(c := r.dra_object, DeviceClass)}
+    today = datetime.date.fromisoformat(str(config["today"])) if config.get("today") else datetime.date.today()
+    return Context(target, environment, chart, chart_version, driver_gates, classes, today)
 
 
 def _dra_chart(resources: Iterable[Resource]) -> Resource | None:
@@ -172,10 +181,6 @@ def _is_device_plugin_chart(props: Mapping[str, Any]) -> bool:
     return str(props.get("chart", "")).endswith("nvidia-device-plugin")
 
 
-def _manifest(resource: Resource) -> ManifestObject:
-    return ManifestObject(resource.urn, dict(resource.props), Located(resource.props, {}), ())
-
-
 def _dra_objects(resources: Iterable[Resource]) -> list[Resource]:
     return [r for r in resources if r.type in RESOURCE_TYPES.values()]
 
@@ -189,16 +194,15 @@ def _name(resource: Resource) -> str:
 # --------------------------------------------------------------------------------------------- selector rules
 
 
-def _error(rule: str, message: str, resource: Resource | None, path: str = "", fix: str | None = None) -> Finding:
-    return Finding(rule, ERROR, message, fix, object=resource.urn if resource else "", path=path)
+def _error(rule: str, message: str, resource: Resource | None, path: str = "", fix: str | None = None,
+           check: str = "") -> Finding:
+    return Finding(rule, ERROR, message, fix, object=resource.urn if resource else "", path=path, check=check)
 
 
 def dra_cel_compiles(resource: Resource, context: Context) -> list[Finding]:
-    if resource.type not in RESOURCE_TYPES.values():
-        return []
-    consumable = context.gate_on("DRAConsumableCapacity")
+    consumable = context.target.enabled("DRAConsumableCapacity")
     out = []
-    for path, expression, _ in selector_sites(_manifest(resource)):
+    for path, expression, _ in selector_sites(resource.dra_object):
         try:
             compile_selector(expression, consumable_capacity=consumable)
         except CompileError as error:
@@ -223,45 +227,36 @@ def _lint_request(expression: str, class_selectors: Sequence[str], lint_context:
 
 
 def dra_cel_lint(resource: Resource, context: Context) -> list[Finding]:
-    if resource.type not in RESOURCE_TYPES.values():
-        return []
     out = []
-    for path, expression, device_class in selector_sites(_manifest(resource)):
+    for path, expression, device_class in selector_sites(resource.dra_object):
         where = format_path(path)
         try:
             compile_selector(expression, consumable_capacity=True)
         except CompileError as error:
             if error.kind == "unsupported":
-                out.append(_error("dra-cel-lint", f"[cel-unsupported] {error.message}", resource, where))
-        lint_context = SelectorContext(class_selector=device_class is None, driver_level=context.driver_level)
+                out.append(_error("dra-cel-lint", error.message, resource, where, check="cel-unsupported"))
+        lint_context = SelectorContext(class_selector=device_class is None, target=context.target)
         if device_class is None:
             lints = lint_selector(expression, lint_context)
         else:
             lints = _lint_request(expression, context.class_selectors.get(device_class)
                                   or nvidia.CHART_CLASS_SELECTORS.get(device_class, []), lint_context)
-        out += [_error("dra-cel-lint", f"[{lint.rule}] {lint.message}", resource, where, lint.fix) for lint in lints]
+        out += [_error("dra-cel-lint", lint.message, resource, where, lint.fix, check=lint.rule) for lint in lints]
     return out
 
 
 def _declared_classes(resources: list[Resource]) -> set[str]:
-    declared = {str((r.props.get("metadata") or {}).get("name")) for r in resources
-                if r.type == RESOURCE_TYPES["DeviceClass"]}
+    declared = {c.name for r in resources if isinstance(c := r.dra_object, DeviceClass)}
     return declared | set(nvidia.CHART_DEVICE_CLASSES)
 
 
 def _requested_classes(resource: Resource) -> list[tuple[str, str]]:
-    """(path, class name) of every request and subrequest of a claim or template."""
-    devices, base = claim_devices(resource.props)
-    found = []
-    for r, request in enumerate(devices.get("requests") or []):
-        exactly = request.get("exactly") or {}
-        if exactly.get("deviceClassName"):
-            found.append((format_path((*base, "requests", r, "exactly", "deviceClassName")),
-                          exactly["deviceClassName"]))
-        for a, alternative in enumerate(request.get("firstAvailable") or []):
-            found.append((format_path((*base, "requests", r, "firstAvailable", a, "deviceClassName")),
-                          alternative.get("deviceClassName", "")))
-    return found
+    """(path, class name) of every request and subrequest of a claim or template that names a class."""
+    claim = resource.dra_object
+    if not isinstance(claim, ResourceClaim):
+        return []
+    return [(format_path((*choice.path, "deviceClassName")), choice.device_class)
+            for request in claim.requests for choice in request.choices if choice.device_class]
 
 
 def dra_device_class_exists(resources: list[Resource], context: Context) -> list[Finding]:
@@ -300,22 +295,29 @@ def _node_groups(resources: list[Resource]) -> list[tuple[Resource, str, list[st
     return found
 
 
-def _fleet(resources: list[Resource], context: Context) -> Any:
+def _explain_on_fleet(resources: list[Resource], context: Context) -> list[tuple[str, ClaimReport, Resource | None]]:
+    """(claim, report, resource) for every claim and template on the fleet synthesized from the node groups."""
     groups = [GroupSpec(name, types[0] if types else "", max_size, labels.get(DRA_NODE_LABEL[0]) == DRA_NODE_LABEL[1])
               for _, name, types, max_size, labels, _ in _node_groups(resources)]
-    return synthesize_groups(groups, context.driver_level) if groups else None
+    objects = _dra_objects(resources)
+    stack = json.dumps([[dataclasses.asdict(g) for g in groups], [r.props for r in objects],
+                        context.target.driver_level, context.target.enabled("DRAConsumableCapacity")])
+    by_name = {_name(r).split(" ", 1)[1]: r for r in objects}
+    return [(claim, report, by_name.get(claim)) for claim, report in _fleet_reports(stack)]
 
 
-def _explain_on_fleet(resources: list[Resource], context: Context) -> list[tuple[str, Any, Resource | None]]:
-    """(claim, report, resource) for every claim and template on the fleet synthesized from the node groups."""
-    fleet = _fleet(resources, context)
-    if fleet is None or not fleet.devices:
-        return []
-    objects = [dict(r.props) for r in _dra_objects(resources)]
-    explainer = Explainer(classes_from_objects(objects), context.gate_on("DRAConsumableCapacity"))
-    by_name = {_name(r).split(" ", 1)[1]: r for r in _dra_objects(resources)}
-    return [(claim.name, explainer.explain(claim, fleet), by_name.get(claim.name))
-            for claim in claims_from_objects(objects)]
+@lru_cache(maxsize=2)
+def _fleet_reports(stack: str) -> tuple[tuple[str, ClaimReport], ...]:
+    """Every claim explained on the fleet synthesized from the node groups: the costliest thing the pack does, which
+    dra-claim-satisfiable and dra-selector-safe-on-fleet both read. Memoised on everything it depends on, as JSON
+    (the groups, the DRA objects, the driver release, the consumable-capacity gate), so that the two share one
+    explanation per stack, also under the engine, which hands each policy its own copy of the resources."""
+    groups, objects, level, consumable = json.loads(stack)
+    fleet = synthesize_groups([GroupSpec(**group) for group in groups], (level[0], level[1]))
+    if not fleet.devices:
+        return ()
+    explainer = Explainer(classes_from_objects(objects), consumable)
+    return tuple((claim.name, explainer.explain(claim, fleet)) for claim in claims_from_objects(objects))
 
 
 def _stack_of(resource: Resource | None) -> str | None:
@@ -357,17 +359,16 @@ def dra_selector_safe_on_fleet(resources: list[Resource], context: Context) -> l
 
 
 def dra_feature_gates(resource: Resource, context: Context) -> list[Finding]:
-    if resource.type not in RESOURCE_TYPES.values():
-        return []
+    target = context.target
     out = []
-    for path, guarded in gate_sites(_manifest(resource)):
-        if not context.gate_on(guarded.gate):
-            state = gates.state(guarded.gate, context.kubernetes_version)
+    for path, guarded in gate_sites(resource.dra_object):
+        if not target.enabled(guarded.gate):
+            state = gates.state(guarded.gate, target.kubernetes_version)
             stage = f"{state.stage} and off by default" if state else "not present"
-            where = ("EKS runs only upstream defaults" if context.platform == "eks"
+            where = ("EKS runs only upstream defaults" if target.platform == "eks"
                      else "the cluster does not declare it (pack config featureGates)")
             out.append(_error("dra-feature-gates", f"{guarded.what} needs {guarded.gate}, {stage} in Kubernetes "
-                              f"{context.kubernetes_version}; {where}", resource, format_path(path)))
+                              f"{target.kubernetes_version}; {where}", resource, format_path(path)))
     return out
 
 
@@ -380,13 +381,13 @@ def no_alpha_in_production(resources: list[Resource], context: Context) -> list[
     if context.environment != "prod":
         return []
     out = []
+    version = context.target.kubernetes_version
     for resource in _dra_objects(resources):
-        for path, guarded in gate_sites(_manifest(resource)):
-            state = gates.state(guarded.gate, context.kubernetes_version)
+        for path, guarded in gate_sites(resource.dra_object):
+            state = gates.state(guarded.gate, version)
             if state is None or state.stage == "alpha":
                 out.append(_error("no-alpha-in-production", f"{guarded.what} relies on {guarded.gate}, alpha in "
-                                  f"Kubernetes {context.kubernetes_version}: not in production", resource,
-                                  format_path(path)))
+                                  f"Kubernetes {version}: not in production", resource, format_path(path)))
     chart = _dra_chart(resources)
     for name, enabled in context.driver_gates.items():
         gate = nvidia_driver.DRIVER_GATES.get(name)
@@ -400,13 +401,13 @@ def _sharing(resources: list[Resource]) -> list[tuple[Resource, str, SharingStra
     """(resource, path of the strategy, strategy) of every time-slicing or MPS config of a claim or template."""
     found = []
     for resource in _dra_objects(resources):
-        devices, base = claim_devices(resource.props)
-        for c, config in enumerate(devices.get("config") or []):
-            parameters = ((config or {}).get("opaque") or {}).get("parameters") or {}
-            strategy = (parameters.get("sharing") or {}).get("strategy")
-            if parameters.get("kind") == "GpuConfig" and strategy in {s.value for s in SharingStrategy}:
-                found.append((resource, format_path((*base, "config", c, "opaque", "parameters", "sharing",
-                                                     "strategy")), SharingStrategy(strategy)))
+        claim = resource.dra_object
+        for config in claim.config if isinstance(claim, ResourceClaim) else ():
+            sharing = config.parameters.get("sharing")
+            strategy = sharing.get("strategy") if isinstance(sharing, Mapping) else None
+            if config.parameters.get("kind") == "GpuConfig" and strategy in {s.value for s in SharingStrategy}:
+                found.append((resource, format_path((*config.path, "opaque", "parameters", "sharing", "strategy")),
+                              SharingStrategy(strategy)))
     return found
 
 
@@ -417,7 +418,7 @@ def nvidia_driver_gates(resources: list[Resource], context: Context) -> list[Fin
 
     def conflicts(sharing: list[tuple[str, SharingStrategy]]) -> list[tuple[str | None, str]]:
         return nvidia_driver.gate_conflicts(context.chart, context.chart_version, context.driver_gates,
-                                            context.gate_on("DRAPartitionableDevices"), sharing)
+                                            context.target.enabled("DRAPartitionableDevices"), sharing)
 
     out = []
     for what, message in conflicts([]):  # without sharing, `what` is "version" or a gate
@@ -440,9 +441,8 @@ def extended_resource_unique(resources: list[Resource], context: Context) -> lis
         owners["nvidia.com/gpu"] = "DeviceClass gpu.nvidia.com (installed by the chart)"
     out = []
     for resource in resources:
-        if resource.type != RESOURCE_TYPES["DeviceClass"]:
-            continue
-        name = (resource.props.get("spec") or {}).get("extendedResourceName")
+        device_class = resource.dra_object
+        name = device_class.extended_resource_name if isinstance(device_class, DeviceClass) else None
         if not name:
             continue
         if name in owners:
@@ -508,13 +508,15 @@ def admin_access_restricted(resources: list[Resource], context: Context) -> list
                         and ((r.props.get("metadata") or {}).get("labels") or {}).get(ADMIN_ACCESS_LABEL) == "true"}
     out = []
     for resource in _dra_objects(resources):
-        devices, base = claim_devices(resource.props)
+        claim = resource.dra_object
         namespace = (resource.props.get("metadata") or {}).get("namespace")
-        for r, request in enumerate(devices.get("requests") or []):
-            if (request.get("exactly") or {}).get("adminAccess") and namespace not in admin_namespaces:
-                out.append(_error("admin-access-restricted", f"request {request.get('name')} uses adminAccess, but "
-                                  f"namespace {namespace} lacks {ADMIN_ACCESS_LABEL}=true (only admin teams get it)",
-                                  resource, format_path((*base, "requests", r, "exactly", "adminAccess"))))
+        if not isinstance(claim, ResourceClaim) or namespace in admin_namespaces:
+            continue
+        out += [_error("admin-access-restricted", f"request {request.name}"
+                       f"{'/' + choice.subrequest if choice.subrequest else ''} uses adminAccess, but namespace "
+                       f"{namespace} lacks {ADMIN_ACCESS_LABEL}=true (only admin teams get it)", resource,
+                       format_path((*choice.path, "adminAccess")))
+                for request in claim.requests for choice in request.choices if choice.admin_access]
     return out
 
 
@@ -585,18 +587,18 @@ def eks_hardening(resources: list[Resource], context: Context) -> list[Finding]:
 def kubernetes_version_supported(resource: Resource, context: Context) -> list[Finding]:
     if resource.type not in EKS_CLUSTER_TYPES:
         return []
-    end = EKS_STANDARD_SUPPORT_ENDS.get(context.kubernetes_version)
+    version = context.target.kubernetes_version
+    end = EKS_STANDARD_SUPPORT_ENDS.get(version)
     if end is None:
         return []
     days = (end - context.today).days
     if days > 90:
         return []
     if days < 0:
-        message = (f"EKS standard support for Kubernetes {context.kubernetes_version} ended on {end} (extended "
-                   "support costs more)")
+        message = f"EKS standard support for Kubernetes {version} ended on {end} (extended support costs more)"
     else:
         when = f"today ({end})" if days == 0 else f"on {end}, in {days} day{'' if days == 1 else 's'}"
-        message = f"EKS standard support for Kubernetes {context.kubernetes_version} ends {when}"
+        message = f"EKS standard support for Kubernetes {version} ends {when}"
     return [_error("kubernetes-version-supported", message, resource, "version", "plan the upgrade")]
 
 

@@ -46,7 +46,8 @@ def _feature_gates(text: str) -> dict[str, bool]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gpu_dra.core.checks.manifest_lint import Target, fixed_object, lint_object, objects_in, severity_counts
+    from gpu_dra.core.checks.manifest_lint import fixed_object, lint_object, objects_in, severity_counts
+    from gpu_dra.core.checks.target import Target
     from gpu_dra.core.config import nvidia_driver
     from gpu_dra.core.config.models import DraDriver
     from gpu_dra.core.facts.gates import VERSIONS

@@ -19,7 +19,7 @@ from gpu_dra.core.analysis.inventory import ALL_NODES, Device, Inventory
 from gpu_dra.core.dra.cel import CompileError, compile_selector, device_view, evaluate
 from gpu_dra.core.dra.cel.compile import CompiledSelector
 from gpu_dra.core.dra.cel.lexer import device_lookups, tokenize
-from gpu_dra.core.dra.objects import Constraint, ResourceClaim, class_selectors, parse_claim
+from gpu_dra.core.dra.objects import Constraint, ResourceClaim, parse_claim, parse_device_class
 from gpu_dra.core.facts import nvidia
 from gpu_dra.core.findings import ERROR, Finding
 
@@ -407,7 +407,8 @@ def claims_from_objects(objects: Iterable[Mapping[str, Any]]) -> list[ResourceCl
 
 
 def classes_from_objects(objects: Iterable[Mapping[str, Any]]) -> dict[str, list[str]]:
-    return {name: list(selectors) for name, selectors in filter(None, map(class_selectors, objects))}
+    return {device_class.name: list(device_class.selectors) for device_class in map(parse_device_class, objects)
+            if device_class is not None}
 
 
 def in_use_from_claims(claims: Iterable[ResourceClaim]) -> dict[Any, str]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from gpu_dra.core.config.nvidia_driver import DEFAULT_LEVEL
+from gpu_dra.core.checks.target import Target
 from gpu_dra.core.dra.cel.lexer import Lookup, Token, device_lookups, tokenize
 from gpu_dra.core.dra.quantity import QuantityError, parse_quantity
 from gpu_dra.core.facts import nvidia
@@ -20,11 +20,12 @@ from gpu_dra.core.render.selectors import KNOWN_PRODUCT_NAMES
 
 @dataclass(frozen=True)
 class SelectorContext:
-    """What a selector sees: a DeviceClass selector every device; a request's only what its class admits."""
+    """What a selector sees on its target cluster: a DeviceClass selector every device; a request's only what its
+    class admits."""
 
     class_selector: bool = False
     device_types: tuple[str, ...] = nvidia.DEVICE_TYPES
-    driver_level: tuple[int, int] = DEFAULT_LEVEL
+    target: Target = Target()
 
 
 def _qualified_name(lookup: Lookup) -> str | None:
@@ -86,8 +87,9 @@ def lint_selector(expression: str, context: SelectorContext = SelectorContext())
     findings: list[Finding] = []
     text = " ".join(t.text for t in tokens)
     lookups = device_lookups(tokens)
-    published = {t: nvidia.published_attributes(context.driver_level, t) for t in context.device_types}
-    every_attribute = set().union(*[nvidia.published_attributes(context.driver_level, t) for t in nvidia.DEVICE_TYPES])
+    level = context.target.driver_level
+    published = {t: nvidia.published_attributes(level, t) for t in context.device_types}
+    every_attribute = set().union(*[nvidia.published_attributes(level, t) for t in nvidia.DEVICE_TYPES])
     every_capacity = set().union(*[nvidia.published_capacity(t) for t in nvidia.DEVICE_TYPES])
     restriction = _type_restriction(tokens)
     visible = [t for t in context.device_types if restriction is None or t in restriction]

@@ -7,31 +7,20 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any, NamedTuple
 
 from gpu_dra.core.checks.lint import SelectorContext, lint_selector
-from gpu_dra.core.config.nvidia_driver import DEFAULT_LEVEL
+from gpu_dra.core.checks.target import Target
 from gpu_dra.core.dra import k8s_schema
 from gpu_dra.core.dra.api import DNS_LABEL, KINDS, REQUEST_FIELDS, uses_exactly
 from gpu_dra.core.dra.cel import CompileError, compile_selector
+from gpu_dra.core.dra.objects import DeviceClass, ResourceClaim, parse_object
 from gpu_dra.core.facts import gates, nvidia
 from gpu_dra.core.findings import ERROR, WARNING, Finding
-from gpu_dra.core.yamlsource import Located, format_path
-
-
-@dataclass(frozen=True)
-class Target:
-    """The cluster the manifests are meant for."""
-
-    kubernetes_version: str = gates.DEFAULT_KUBERNETES_VERSION
-    platform: str = "eks"
-    feature_gates: dict[str, bool] = field(default_factory=dict)
-    driver_level: tuple[int, int] = DEFAULT_LEVEL
-
-    def enabled(self, gate: str) -> bool:
-        return gates.enabled(gate, self.kubernetes_version, self.platform, self.feature_gates)
+from gpu_dra.core.yamlsource import Loc, Located, format_path
 
 
 @dataclass
@@ -39,7 +28,7 @@ class ManifestObject:
     file: str
     data: dict[str, Any]
     located: Located
-    prefix: tuple[str | int, ...]  # where the object sits in its document (items[i] of a List)
+    prefix: Loc  # where the object sits in its document (items[i] of a List)
 
     @property
     def name(self) -> str:
@@ -47,7 +36,12 @@ class ManifestObject:
         namespace = f"{meta['namespace']}/" if meta.get("namespace") else ""
         return f"{self.data.get('kind')}/{namespace}{meta.get('name', '?')}"
 
-    def line(self, path: tuple[str | int, ...]) -> int | None:
+    @cached_property
+    def parsed(self) -> DeviceClass | ResourceClaim | None:
+        """The object typed, with the path of each element as written."""
+        return parse_object(self.data)
+
+    def line(self, path: Loc) -> int | None:
         """The line of `path`, of its nearest parent, or else of the object's `kind`."""
         return self.located.line(self.prefix + path) or self.located.line(self.prefix + ("kind",))
 
@@ -66,79 +60,55 @@ def objects_in(file: str, documents: list[Located]) -> Iterator[ManifestObject]:
             yield ManifestObject(file, data, document, ())
 
 
-def claim_devices(data: Mapping[str, Any]) -> tuple[dict[str, Any], tuple[str | int, ...]]:
-    """spec.devices of a ResourceClaim (spec.spec.devices of a template), and its path; {} where malformed."""
-    spec = _mapping(data.get("spec"))
-    if data.get("kind") == "ResourceClaimTemplate":
-        return _mapping(_mapping(spec.get("spec")).get("devices")), ("spec", "spec", "devices")
-    return _mapping(spec.get("devices")), ("spec", "devices")
-
-
 def _mapping(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _uses_exactly(data: Mapping[str, Any]) -> bool:
-    return uses_exactly(str(data.get("apiVersion", "")))
+class SelectorSite(NamedTuple):
+    path: Loc  # of the expression, as written
+    expression: str
+    device_class: str | None  # the class a request's selector runs behind; None for a DeviceClass's own selector
 
 
-def selector_sites(obj: ManifestObject) -> Iterator[tuple[tuple[str | int, ...], str, str | None]]:
-    """(path of the expression, expression, device class name or None for a class's own selectors)."""
-    if obj.data.get("kind") == "DeviceClass":
-        for i, selector in enumerate((obj.data.get("spec") or {}).get("selectors") or []):
-            expression = ((selector or {}).get("cel") or {}).get("expression")
-            if isinstance(expression, str):
-                yield ("spec", "selectors", i, "cel", "expression"), expression, None
-        return
-    devices, base = claim_devices(obj.data)
-    for r, request in enumerate(devices.get("requests") or []):
-        if not isinstance(request, dict):
-            continue
-        choices: list[tuple[tuple[str | int, ...], dict[str, Any]]] = []
-        if isinstance(request.get("exactly"), dict):
-            choices.append(((r, "exactly"), request["exactly"]))
-        for a, alternative in enumerate(request.get("firstAvailable") or []):
-            if isinstance(alternative, dict):
-                choices.append(((r, "firstAvailable", a), alternative))
-        if any(key in request for key in REQUEST_FIELDS):
-            choices.append(((r,), request))  # misplaced fields: still lint what they say
-        for where, choice in choices:
-            for s, selector in enumerate(choice.get("selectors") or []):
-                expression = ((selector or {}).get("cel") or {}).get("expression")
-                if isinstance(expression, str):
-                    yield (*base, "requests", *where, "selectors", s, "cel", "expression"), expression, \
-                        choice.get("deviceClassName")
+def selector_sites(parsed: DeviceClass | ResourceClaim | None) -> Iterator[SelectorSite]:
+    """Every selector of a class or claim, where it was written."""
+    if isinstance(parsed, DeviceClass):
+        for path, expression in zip(parsed.selector_paths, parsed.selectors, strict=True):
+            yield SelectorSite(path, expression, None)
+    elif parsed is not None:
+        for request in parsed.requests:
+            for choice in request.choices:
+                for path, expression in zip(choice.selector_paths, choice.selectors, strict=True):
+                    yield SelectorSite(path, expression, choice.device_class)
 
 
-def gate_sites(obj: ManifestObject) -> Iterator[tuple[tuple[str | int, ...], gates.GuardedField]]:
-    if obj.data.get("kind") == "DeviceClass":
-        if "extendedResourceName" in (obj.data.get("spec") or {}):
+def gate_sites(parsed: DeviceClass | ResourceClaim | None) -> Iterator[tuple[Loc, gates.GuardedField]]:
+    """Every field a feature gate guards, where it was written."""
+    if isinstance(parsed, DeviceClass):
+        if parsed.extended_resource_name is not None:
             yield ("spec", "extendedResourceName"), gates.EXTENDED_RESOURCE
         return
-    devices, base = claim_devices(obj.data)
-    for r, request in enumerate(devices.get("requests") or []):
-        if not isinstance(request, dict):
-            continue
-        if "firstAvailable" in request:
-            yield (*base, "requests", r, "firstAvailable"), gates.PRIORITIZED_LIST
-        exactly = request.get("exactly") or {}
-        choices: list[tuple[tuple[str | int, ...], dict[str, Any]]] = [((r, "exactly"), exactly)]
-        choices += [((r, "firstAvailable", a), alt or {}) for a, alt in enumerate(request.get("firstAvailable") or [])]
-        for where, choice in choices:
-            if choice.get("adminAccess"):
-                yield (*base, "requests", *where, "adminAccess"), gates.ADMIN_ACCESS
-            if choice.get("tolerations"):
-                yield (*base, "requests", *where, "tolerations"), gates.DEVICE_TAINTS
-            if choice.get("capacity"):
-                yield (*base, "requests", *where, "capacity"), gates.CAPACITY_REQUESTS
-    for c, constraint in enumerate(devices.get("constraints") or []):
-        if isinstance(constraint, dict) and "distinctAttribute" in constraint:
-            yield (*base, "constraints", c, "distinctAttribute"), gates.DISTINCT_ATTRIBUTE
+    if parsed is None:
+        return
+    for request in parsed.requests:
+        if "firstAvailable" in request.fields:
+            yield (*request.path, "firstAvailable"), gates.PRIORITIZED_LIST
+        for choice in request.choices:
+            if choice.admin_access:
+                yield (*choice.path, "adminAccess"), gates.ADMIN_ACCESS
+            if choice.has_tolerations:
+                yield (*choice.path, "tolerations"), gates.DEVICE_TAINTS
+            if choice.requests_capacity:
+                yield (*choice.path, "capacity"), gates.CAPACITY_REQUESTS
+    for constraint in parsed.constraints:
+        if constraint.distinct_attribute is not None:
+            yield (*constraint.path, "distinctAttribute"), gates.DISTINCT_ATTRIBUTE
 
 
-def _schema_findings(obj: ManifestObject, target: Target) -> list[Finding]:
+def _schema_findings(obj: ManifestObject, data: dict[str, Any], target: Target) -> list[Finding]:
+    """The strict schema's verdict on `data`: the object, or the object with misplaced request fields moved."""
     try:
-        k8s_schema.validate(obj.data, target.kubernetes_version, strict=True)
+        k8s_schema.validate(data, target.kubernetes_version, strict=True)
     except k8s_schema.ValidationError as error:
         path = tuple(error.path)
         message = error.message
@@ -153,76 +123,76 @@ def _schema_findings(obj: ManifestObject, target: Target) -> list[Finding]:
     return []
 
 
+def _misplaced(claim: ResourceClaim) -> Iterator[tuple[Loc, list[str]]]:
+    """(path of the request, its fields that belong under `exactly`) for a v1 or v1beta2 claim."""
+    if uses_exactly(claim.api_version):
+        for request in claim.requests:
+            misplaced = [key for key in REQUEST_FIELDS if key in request.fields]
+            if misplaced:
+                yield request.path, misplaced
+
+
 def _misplaced_request_fields(obj: ManifestObject) -> list[Finding]:
-    if obj.data.get("kind") == "DeviceClass" or not _uses_exactly(obj.data):
+    claim = obj.parsed
+    if not isinstance(claim, ResourceClaim):
         return []
-    devices, base = claim_devices(obj.data)
-    findings = []
-    for r, request in enumerate(devices.get("requests") or []):
-        if not isinstance(request, dict):
-            continue
-        misplaced = [key for key in REQUEST_FIELDS if key in request]
-        if misplaced:
-            path = (*base, "requests", r)
-            findings.append(Finding(
-                "request-fields-outside-exactly", ERROR,
-                f"{', '.join(misplaced)} belong under `exactly:` in resource.k8s.io/v1 (the v1beta1 shape put them "
-                "on the request)",
-                "move them: requests: [{name: ..., exactly: {deviceClassName: ..., selectors: [...]}}]",
-                file=obj.file, line=obj.line((*path, misplaced[0])), object=obj.name, path=format_path(path)))
-    return findings
+    return [Finding("request-fields-outside-exactly", ERROR,
+                    f"{', '.join(misplaced)} belong under `exactly:` in resource.k8s.io/v1 (the v1beta1 shape put them "
+                    "on the request)",
+                    "move them: requests: [{name: ..., exactly: {deviceClassName: ..., selectors: [...]}}]",
+                    file=obj.file, line=obj.line((*path, misplaced[0])), object=obj.name, path=format_path(path))
+            for path, misplaced in _misplaced(claim)]
 
 
 def _semantic_findings(obj: ManifestObject) -> list[Finding]:
     """What the API server's validation rejects beyond the schema (kubernetes/kubernetes
-    pkg/apis/resource/validation/validation.go; docs/sources.md#kubernetes-dra-api), for claims and templates in the
-    `exactly` shape."""
-    if obj.data.get("kind") == "DeviceClass":
+    pkg/apis/resource/validation/validation.go; docs/sources.md#kubernetes-dra-api), for claims and templates that
+    passed it; misplaced request fields are judged as if under `exactly`, where they are reported."""
+    claim = obj.parsed
+    if not isinstance(claim, ResourceClaim):
         return []
-    devices, base = claim_devices(obj.data)
-    problems: list[tuple[tuple[str | int, ...], str]] = []
+    exactly_shape = uses_exactly(claim.api_version)
+    # The fields that make a request a single choice: `exactly` (or what belongs there), or v1beta1's class name.
+    single_fields = {"exactly", *REQUEST_FIELDS} if exactly_shape else {"deviceClassName"}
+    problems: list[tuple[Loc, str]] = []
     names: list[str] = []
     subrequests: set[str] = set()
-    for r, request in enumerate(devices.get("requests") or []):
-        here = (*base, "requests", r)
-        name = str(request.get("name", ""))
+    for request in claim.requests:
+        here, name = request.path, request.name
         if not DNS_LABEL.match(name):
             problems.append(((*here, "name"), f"{name!r}: must be a DNS label (lowercase letters, digits, '-')"))
         if name in names:
             problems.append(((*here, "name"), f"{name!r}: duplicate request name"))
         names.append(name)
-        single, where_single = ((request.get("exactly"), (*here, "exactly")) if _uses_exactly(obj.data)
-                                else (request if "deviceClassName" in request else None, here))
-        has_first = "firstAvailable" in request
-        if (single is not None) == has_first:
-            field = "`exactly`" if _uses_exactly(obj.data) else "`deviceClassName`"
+        has_first = "firstAvailable" in request.fields
+        if bool(request.fields & single_fields) == has_first:
+            field = "`exactly`" if exactly_shape else "`deviceClassName`"
             problems.append((here, f"exactly one of {field} or `firstAvailable` is required"
                                    + (", but multiple fields are set" if has_first else "")))
-        choices = [(where_single, single or {})] if single is not None else []
-        for a, alternative in enumerate(request.get("firstAvailable") or []):
-            choices.append(((*here, "firstAvailable", a), alternative))
-            subrequests.add(f"{name}/{alternative.get('name')}")
-        for where, choice in choices:
-            mode = choice.get("allocationMode", "ExactCount")
+        for choice in request.choices:
+            if choice.subrequest:
+                subrequests.add(f"{name}/{choice.subrequest}")
+            mode = choice.allocation_mode
             if mode not in ("ExactCount", "All"):
-                problems.append(((*where, "allocationMode"), f"Unsupported value: {mode!r}: supported values: "
-                                                             "\"All\", \"ExactCount\""))
-            elif mode == "ExactCount" and "count" in choice and choice["count"] <= 0:
-                problems.append(((*where, "count"), "must be greater than zero"))
-            elif mode == "All" and choice.get("count"):
-                problems.append(((*where, "count"), "must not be specified when allocationMode is 'All'"))
+                problems.append(((*choice.path, "allocationMode"), f"Unsupported value: {mode!r}: supported values: "
+                                                                   "\"All\", \"ExactCount\""))
+            elif mode == "ExactCount" and choice.written_count is not None and choice.written_count <= 0:
+                problems.append(((*choice.path, "count"), "must be greater than zero"))
+            elif mode == "All" and choice.written_count:
+                problems.append(((*choice.path, "count"), "must not be specified when allocationMode is 'All'"))
     valid_refs = set(names) | subrequests
-    for c, constraint in enumerate(devices.get("constraints") or []):
-        here = (*base, "constraints", c)
-        for i, ref in enumerate(constraint.get("requests") or []):
+    for constraint in claim.constraints:
+        here = constraint.path
+        for i, ref in enumerate(constraint.requests):
             if ref not in valid_refs:
                 problems.append(((*here, "requests", i), f"{ref!r}: must be the name of a request in the claim or "
                                                          "the name of a request and a subrequest separated by '/'"))
-        fields = [k for k in ("matchAttribute", "distinctAttribute") if constraint.get(k)]
+        fields = [(key, value) for key, value in (("matchAttribute", constraint.match_attribute),
+                                                  ("distinctAttribute", constraint.distinct_attribute)) if value]
         if len(fields) != 1:
             problems.append((here, 'exactly one of "matchAttribute" or "distinctAttribute" is required'))
-        for key in fields:
-            if "/" not in str(constraint[key]):
+        for key, value in fields:
+            if "/" not in str(value):
                 problems.append(((*here, key), "a fully qualified name must be a domain and a name separated by a "
                                                "slash"))
     return [Finding("validation", ERROR, f"rejected by the API server: {message}", file=obj.file, line=obj.line(path),
@@ -233,16 +203,13 @@ def lint_object(obj: ManifestObject, target: Target) -> list[Finding]:
     misplaced = _misplaced_request_fields(obj)
     # Misplaced request fields are what the schema would reject first: say it in the user's terms, then check the
     # rest of the object as if they were where they belong.
-    moved = _request_fields_moved(obj.data) if misplaced else None
-    shaped = ManifestObject(obj.file, moved, obj.located, obj.prefix) if moved else obj
-    structure = _schema_findings(shaped, target)
+    moved = _request_fields_moved(obj) if misplaced else None
+    structure = _schema_findings(obj, obj.data if moved is None else moved, target)
     if structure:
         return misplaced + structure  # wrong shapes: the checks below would only guess
-    findings = misplaced + _semantic_findings(shaped)
-    where_written = _original_path if moved else (lambda path: path)
+    findings = misplaced + _semantic_findings(obj)
     consumable = target.enabled("DRAConsumableCapacity")
-    for shaped_path, expression, device_class in selector_sites(shaped):
-        path = where_written(shaped_path)  # report where the user wrote it
+    for path, expression, device_class in selector_sites(obj.parsed):
         where = format_path(path)
         line = obj.line(path)
         try:
@@ -262,14 +229,12 @@ def lint_object(obj: ManifestObject, target: Target) -> list[Finding]:
                                     file=obj.file, line=line, object=obj.name, path=where))
         class_type = nvidia.CHART_CLASS_DEVICE_TYPES.get(device_class or "")
         context = SelectorContext(class_selector=device_class is None,
-                                  device_types=(class_type,) if class_type else nvidia.DEVICE_TYPES,
-                                  driver_level=target.driver_level)
+                                  device_types=(class_type,) if class_type else nvidia.DEVICE_TYPES, target=target)
         rewritten = fix_expression(expression)
         for lint in lint_selector(expression, context):
             fix = rewritten if lint.rule == "capacity-as-attribute" and rewritten != expression else lint.fix
             findings.append(lint.at(fix=fix, file=obj.file, line=line, object=obj.name, path=where))
-    for shaped_path, guarded in gate_sites(shaped):
-        path = where_written(shaped_path)
+    for path, guarded in gate_sites(obj.parsed):
         if not target.enabled(guarded.gate):
             current = gates.state(guarded.gate, target.kubernetes_version)
             stage = f"{current.stage} and off" if current else "not present"
@@ -297,51 +262,38 @@ def fix_expression(expression: str) -> str:
         lambda m: f"device.capacity['{m.group(2)}'].memory.compareTo({m.group(4)}) {m.group(3)} 0", expression)
 
 
-def _original_path(path: tuple[str | int, ...]) -> tuple[str | int, ...]:
-    """A path in the object with request fields moved under `exactly`, as written (without `exactly`)."""
-    for i in range(len(path) - 2):
-        if path[i] == "requests" and isinstance(path[i + 1], int) and path[i + 2] == "exactly":
-            return path[:i + 2] + path[i + 3:]
-    return path
+def _node(data: Any, path: Loc) -> Any:
+    """The value at `path` inside `data`."""
+    for key in path:
+        data = data[key]
+    return data
 
 
-def _request_fields_moved(data: Mapping[str, Any]) -> dict[str, Any] | None:
-    """A copy with v1 request fields moved under `exactly`, or None when none sit on a request."""
-    if data.get("kind") == "DeviceClass" or not _uses_exactly(data):
+def _request_fields_moved(obj: ManifestObject) -> dict[str, Any] | None:
+    """A copy with v1 request fields moved under `exactly`, or None when none sit on a request without one."""
+    claim = obj.parsed
+    if not isinstance(claim, ResourceClaim):
         return None
-    moved = copy.deepcopy(dict(data))
-    devices, _ = claim_devices(moved)
+    moved = copy.deepcopy(obj.data)
     changed = False
-    for request in devices.get("requests") or []:
-        if isinstance(request, dict) and any(k in request for k in REQUEST_FIELDS) and "exactly" not in request:
-            request["exactly"] = {k: request.pop(k) for k in REQUEST_FIELDS if k in request}
+    for path, misplaced in _misplaced(claim):
+        request = _node(moved, path)
+        if "exactly" not in request:
+            request["exactly"] = {key: request.pop(key) for key in misplaced}
             changed = True
     return moved if changed else None
 
 
 def fixed_object(obj: ManifestObject) -> dict[str, Any] | None:
     """The object with what can be fixed mechanically fixed, or None when nothing changed."""
-    data = _request_fields_moved(obj.data)
-    changed = data is not None
-    data = data if data is not None else copy.deepcopy(obj.data)
-    spec = data.get("spec") or {}
-    selectors: list[Any] = list(spec.get("selectors") or []) if data.get("kind") == "DeviceClass" else []
-    if data.get("kind") != "DeviceClass":
-        devices, _ = claim_devices(data)
-        for request in devices.get("requests") or []:
-            if isinstance(request, dict):
-                for choice in [request.get("exactly") or request, *(request.get("firstAvailable") or [])]:
-                    if isinstance(choice, dict) and isinstance(choice.get("selectors"), list):
-                        selectors += choice["selectors"]
-    for selector in selectors:
-        cel = selector.get("cel") if isinstance(selector, dict) else None
-        if not isinstance(cel, dict):
-            continue
-        if isinstance(cel.get("expression"), str):
-            fixed = fix_expression(cel["expression"])
-            if fixed != cel["expression"]:
-                cel["expression"] = fixed
-                changed = True
+    moved = _request_fields_moved(obj)
+    data = moved if moved is not None else copy.deepcopy(obj.data)
+    changed = moved is not None
+    for path, expression, _ in selector_sites(parse_object(data)):
+        fixed = fix_expression(expression)
+        if fixed != expression:
+            _node(data, path[:-1])["expression"] = fixed
+            changed = True
     return data if changed else None
 
 

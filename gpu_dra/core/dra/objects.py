@@ -5,15 +5,18 @@ the device and under `exactly` (kubernetes/api@v0.34.0 resource/v1beta1 and reso
 everything the structured allocator reads is kept: the pool with its generation and slice count, how the slice (or
 each device) selects nodes, shared counters and what each device consumes of them, device taints. Readers decide
 what to do with it; a slice that has not the API's shape is an ObjectError naming the slice and the field.
+DeviceClasses and claims keep the key path of every element they were read from, so lint and the policy rules
+report where a field was written.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from gpu_dra.core.dra.api import REQUEST_FIELDS, uses_exactly
+from gpu_dra.core.yamlsource import Loc
 
 
 class ObjectError(ValueError):
@@ -153,24 +156,43 @@ def parse_slice(obj: Mapping[str, Any], source: str) -> ResourceSlice:
 
 
 # --------------------------------------------------------------------------------------------- claims and classes
+#
+# Claims and classes carry where each element was written: its key path inside the object (`Loc`, as
+# `yamlsource.Located.line` and `format_path` read it), for readers that report a file and line. Paths, and what
+# only validation reads (the keys written on a request, the count as written), take no part in equality: a claim
+# reads the same whatever API version it was written in. What has not the API's shape (a request that is not a
+# mapping, a selector without a string expression) is left out; the schema check reports it.
 
 
 @dataclass(frozen=True)
 class DeviceChoice:
-    """One way to satisfy a request: its `exactly`, or one of its `firstAvailable` subrequests."""
+    """One way to satisfy a request: its `exactly`, or one of its `firstAvailable` subrequests.
+
+    `path` is where its fields sit: `requests[i].exactly`, `requests[i].firstAvailable[j]`, or the request itself
+    in the v1beta1 shape (and where a v1 object misplaced them); `selector_paths[k]` is where `selectors[k]` was
+    written. Tolerations and capacity requests are kept as whether they are there, which is what their feature gates
+    decide on.
+    """
 
     subrequest: str  # "" for exactly
     device_class: str
     selectors: tuple[str, ...] = ()  # CEL expressions
     allocation_mode: str = "ExactCount"
-    count: int = 1
+    count: int = 1  # as the allocator takes it: 1 unless a positive count is written
     admin_access: bool = False
+    has_tolerations: bool = False
+    requests_capacity: bool = False
+    path: Loc = field(default=(), compare=False)
+    selector_paths: tuple[Loc, ...] = field(default=(), compare=False)
+    written_count: int | None = field(default=None, compare=False)  # None when not written, for validation
 
 
 @dataclass(frozen=True)
 class Request:
     name: str
     choices: tuple[DeviceChoice, ...]  # one for exactly; the alternatives in order for firstAvailable
+    path: Loc = field(default=(), compare=False)
+    fields: frozenset[str] = field(default=frozenset(), compare=False)  # the keys written on the request itself
 
 
 @dataclass(frozen=True)
@@ -178,6 +200,17 @@ class Constraint:
     requests: tuple[str, ...]  # empty: all requests; "req" covers its subrequests; "req/sub" one subrequest
     match_attribute: str | None = None
     distinct_attribute: str | None = None
+    path: Loc = field(default=(), compare=False)
+
+
+@dataclass(frozen=True)
+class DeviceConfig:
+    """An entry of a claim's `devices.config`: opaque parameters for one driver, for the named requests or all."""
+
+    requests: tuple[str, ...]
+    driver: str
+    parameters: Mapping[str, Any]
+    path: Loc = field(default=(), compare=False)
 
 
 @dataclass(frozen=True)
@@ -197,37 +230,84 @@ class ResourceClaim:
     constraints: tuple[Constraint, ...] = ()
     allocated: tuple[AllocatedDevice, ...] = ()  # status.allocation.devices.results of a live claim
     problem: str | None = None  # why the API server would not even store it
+    config: tuple[DeviceConfig, ...] = ()
+    kind: str = "ResourceClaim"
+    api_version: str = field(default="resource.k8s.io/v1", compare=False)
 
 
-def _choice(subrequest: str, spec: Mapping[str, Any]) -> DeviceChoice:
-    selectors = tuple(str((s.get("cel") or {}).get("expression", "")) for s in spec.get("selectors") or []
-                      if isinstance(s, Mapping))
+@dataclass(frozen=True)
+class DeviceClass:
+    name: str
+    selectors: tuple[str, ...]  # CEL expressions
+    selector_paths: tuple[Loc, ...] = field(default=(), compare=False)
+    extended_resource_name: str | None = None  # None when not written, "" when written empty
+
+
+def _as_mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _indexed_mappings(value: Any) -> Iterator[tuple[int, Mapping[str, Any]]]:
+    """(index in the list, entry) of the mapping entries of a list; the index keeps paths where they were written."""
+    if isinstance(value, list):
+        yield from ((index, entry) for index, entry in enumerate(value) if isinstance(entry, Mapping))
+
+
+def _strings(value: Any) -> tuple[str, ...]:
+    return tuple(str(item) for item in value) if isinstance(value, list) else ()
+
+
+def _written_count(value: Any) -> int | None:
+    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _selectors(spec: Mapping[str, Any], path: Loc) -> tuple[tuple[str, ...], tuple[Loc, ...]]:
+    """(expressions, where each was written) of a class's or a choice's `selectors`."""
+    found = [((*path, "selectors", index, "cel", "expression"), expression)
+             for index, selector in _indexed_mappings(spec.get("selectors"))
+             if isinstance(expression := _as_mapping(selector.get("cel")).get("expression"), str)]
+    return tuple(expression for _, expression in found), tuple(where for where, _ in found)
+
+
+def _choice(subrequest: str, spec: Mapping[str, Any], path: Loc) -> DeviceChoice:
+    selectors, selector_paths = _selectors(spec, path)
+    written = _written_count(spec.get("count"))
     return DeviceChoice(subrequest, str(spec.get("deviceClassName", "")), selectors,
-                        str(spec.get("allocationMode", "ExactCount")), int(spec.get("count", 1) or 1),
-                        bool(spec.get("adminAccess")))
+                        str(spec.get("allocationMode", "ExactCount")), written if written and written > 0 else 1,
+                        bool(spec.get("adminAccess")), bool(spec.get("tolerations")), bool(spec.get("capacity")),
+                        path, selector_paths, written)
 
 
 def claim_from_devices(name: str, devices: Mapping[str, Any], api_version: str = "resource.k8s.io/v1",
-                       allocated: tuple[AllocatedDevice, ...] = ()) -> ResourceClaim:
-    """A claim from its `spec.devices`. v1beta1 puts the request fields on the request, v1beta2 and v1 under
-    `exactly`; in a v1 object they are a mistake the API server rejects, which becomes the claim's problem."""
+                       allocated: tuple[AllocatedDevice, ...] = (), *, kind: str = "ResourceClaim",
+                       path: Loc = ("spec", "devices")) -> ResourceClaim:
+    """A claim from its `spec.devices`, which sits at `path` in the object. v1beta1 puts the request fields on the
+    request, v1beta2 and v1 under `exactly`; in a v1 object they are a mistake the API server rejects, which becomes
+    the claim's problem."""
     requests, problem = [], None
-    for request in devices.get("requests") or []:
+    for index, request in _indexed_mappings(devices.get("requests")):
+        here = (*path, "requests", index)
         name_of = str(request.get("name", "?"))
-        misplaced = {k: v for k, v in request.items() if k in REQUEST_FIELDS}
+        misplaced = [key for key in request if key in REQUEST_FIELDS]
         if request.get("firstAvailable"):
-            choices = tuple(_choice(str(alt.get("name", "?")), alt) for alt in request["firstAvailable"])
+            choices = tuple(_choice(str(alternative.get("name", "?")), alternative, (*here, "firstAvailable", a))
+                            for a, alternative in _indexed_mappings(request["firstAvailable"]))
         elif misplaced and "exactly" not in request:
             if uses_exactly(api_version) and problem is None:
                 problem = (f"request {name_of}: {', '.join(misplaced)} sit on the request, which {api_version} does "
                            "not accept (they belong under `exactly`); `gpu-dra lint` shows the fix")
-            choices = (_choice("", misplaced),)
+            choices = (_choice("", request, here),)
         else:
-            choices = (_choice("", request.get("exactly") or {}),)
-        requests.append(Request(name_of, choices))
-    constraints = tuple(Constraint(tuple(c.get("requests") or ()), c.get("matchAttribute"), c.get("distinctAttribute"))
-                        for c in devices.get("constraints") or [])
-    return ResourceClaim(name, tuple(requests), constraints, allocated, problem)
+            choices = (_choice("", _as_mapping(request.get("exactly")), (*here, "exactly")),)
+        requests.append(Request(name_of, choices, here, frozenset(request)))
+    constraints = tuple(Constraint(_strings(c.get("requests")), c.get("matchAttribute"), c.get("distinctAttribute"),
+                                   (*path, "constraints", index))
+                        for index, c in _indexed_mappings(devices.get("constraints")))
+    config = tuple(DeviceConfig(_strings(entry.get("requests")), str(opaque.get("driver", "")),
+                                _as_mapping(opaque.get("parameters")), (*path, "config", index))
+                   for index, entry in _indexed_mappings(devices.get("config"))
+                   for opaque in (_as_mapping(entry.get("opaque")),))
+    return ResourceClaim(name, tuple(requests), constraints, allocated, problem, config, kind, api_version)
 
 
 def parse_claim(obj: Mapping[str, Any]) -> ResourceClaim | None:
@@ -235,23 +315,29 @@ def parse_claim(obj: Mapping[str, Any]) -> ResourceClaim | None:
     kind = obj.get("kind")
     if kind not in ("ResourceClaim", "ResourceClaimTemplate"):
         return None
-    meta = obj.get("metadata") or {}
+    meta = _as_mapping(obj.get("metadata"))
     name = f"{meta['namespace']}/{meta.get('name')}" if meta.get("namespace") else str(meta.get("name"))
-    spec = obj.get("spec") or {}
+    spec = _as_mapping(obj.get("spec"))
+    path: Loc = ("spec", "devices")
     if kind == "ResourceClaimTemplate":
-        spec = spec.get("spec") or {}
-    status: Mapping[str, Any] = obj["status"] if isinstance(obj.get("status"), Mapping) else {}
-    results = ((status.get("allocation") or {}).get("devices") or {}).get("results") or []
+        spec, path = _as_mapping(spec.get("spec")), ("spec", "spec", "devices")
+    results = _as_mapping(_as_mapping(_as_mapping(obj.get("status")).get("allocation")).get("devices")).get("results")
     allocated = tuple(AllocatedDevice(str(r.get("driver")), str(r.get("pool")), str(r.get("device")),
-                                      bool(r.get("adminAccess"))) for r in results if isinstance(r, Mapping))
-    return claim_from_devices(name, spec.get("devices") or {}, str(obj.get("apiVersion", "resource.k8s.io/v1")),
-                              allocated)
+                                      bool(r.get("adminAccess"))) for _, r in _indexed_mappings(results))
+    return claim_from_devices(name, _as_mapping(spec.get("devices")), str(obj.get("apiVersion", "resource.k8s.io/v1")),
+                              allocated, kind=str(kind), path=path)
 
 
-def class_selectors(obj: Mapping[str, Any]) -> tuple[str, tuple[str, ...]] | None:
-    """(name, CEL selectors) of a DeviceClass; None for other kinds."""
+def parse_device_class(obj: Mapping[str, Any]) -> DeviceClass | None:
+    """A DeviceClass of any served version; None for other kinds."""
     if obj.get("kind") != "DeviceClass":
         return None
-    return (str((obj.get("metadata") or {}).get("name", "")),
-            tuple(str((s.get("cel") or {}).get("expression", "")) for s in (obj.get("spec") or {}).get("selectors")
-                  or [] if isinstance(s, Mapping)))
+    spec = _as_mapping(obj.get("spec"))
+    selectors, paths = _selectors(spec, ("spec",))
+    extended = None if "extendedResourceName" not in spec else str(spec["extendedResourceName"] or "")
+    return DeviceClass(str(_as_mapping(obj.get("metadata")).get("name", "")), selectors, paths, extended)
+
+
+def parse_object(obj: Mapping[str, Any]) -> DeviceClass | ResourceClaim | None:
+    """A DeviceClass, ResourceClaim or ResourceClaimTemplate of any served version; None for other kinds."""
+    return parse_device_class(obj) or parse_claim(obj)
