@@ -1,19 +1,43 @@
-"""Allocation on one node with the upstream structured allocator's semantics (kubernetes/dynamic-resource-allocation
-@v0.34.0 structured/internal/*/allocator_*.go; docs/sources.md#allocator-and-scheduler): requests in order;
-ExactCount and All; firstAvailable alternatives in order; matchAttribute and distinctAttribute constraints; devices
-in use by other claims skipped unless the request has admin access; depth-first search with backtracking, and the
-first full solution wins.
+"""Allocation with the semantics of the scheduler's structured allocator (kubernetes/dynamic-resource-allocation
+@v0.34.9 structured/internal/experimental/allocator_experimental.go; docs/sources.md#the-structured-allocator).
+
+`allocate_claims` is the faithful core: all claims of a pod together on one node, from the pools the node reaches,
+with admin access, firstAvailable alternatives, constraints, shared counters, device taints and devices allocated
+more than once, each behind its feature switch; it is checked case by case against upstream's own test table
+(tests/test_allocator_upstream.py). `allocate` is the search explain still runs over inventory devices of one
+claim on one node (requests in order, ExactCount and All, firstAvailable in order, matchAttribute and
+distinctAttribute, devices in use skipped unless the request has admin access, first full solution wins) until
+explain moves onto the core.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from itertools import combinations
 from typing import Any
 
 from gpu_dra.core.analysis.inventory import Device
-from gpu_dra.core.dra.objects import Constraint
+from gpu_dra.core.analysis.pools import (
+    Node,
+    Pool,
+    UnsupportedNodeSelector,
+    gather_pools,
+    node_matches,
+    node_selector_for,
+    per_device_node_selection,
+)
+from gpu_dra.core.dra.cel import CompiledSelector, CompileError, DeviceView, compile_selector, device_view, evaluate
+from gpu_dra.core.dra.objects import (
+    AllocatedDevice,
+    Constraint,
+    DeviceChoice,
+    ResourceClaim,
+    ResourceSlice,
+    SliceDevice,
+)
+from gpu_dra.core.dra.quantity import QuantityError, parse_quantity
 
 
 @dataclass(frozen=True)
@@ -87,3 +111,553 @@ def allocate(requests: Sequence[tuple[str, Sequence[Choice]]], constraints: Sequ
         return None
 
     return search(0, [], set())
+
+
+# --------------------------------------------------------------------------------------------- the faithful core
+
+MAX_RESULTS = 32  # AllocationResultsMaxSize: devices one claim's allocation may hold
+KNOWN_KINDS = ("int", "bool", "string", "version")  # attribute types constraints compare
+BLOCKING_EFFECTS = ("NoSchedule", "NoExecute")  # taint effects that keep a device from being allocated
+
+
+@dataclass(frozen=True)
+class Features:
+    """The allocator's switches (upstream `structured.Features`), each set by the feature gate named beside it.
+    Binding conditions (DRADeviceBindingConditions, DRAResourceClaimDeviceStatus) are not modelled: the typed
+    slices do not carry them."""
+
+    admin_access: bool = False  # DRAAdminAccess
+    prioritized_list: bool = False  # DRAPrioritizedList
+    partitionable_devices: bool = False  # DRAPartitionableDevices
+    device_taints: bool = False  # DRADeviceTaints
+    consumable_capacity: bool = False  # DRAConsumableCapacity
+
+
+class AllocationError(ValueError):
+    """Input the scheduler refuses for the pod as a whole, on every node (a missing class, a bad selector, an
+    invalid pool, too many devices): the message names the claim and, where one is at fault, the request and the
+    selector."""
+
+    def __init__(self, claim: str, message: str):
+        super().__init__(message)
+        self.claim = claim
+
+
+class NotModelled(Exception):
+    """The verdict depends on what the typed objects do not carry (request tolerations meeting a device taint,
+    capacity requests), so gpu-dra cannot tell what the scheduler decides; it says so rather than guess."""
+
+    def __init__(self, claim: str, message: str):
+        super().__init__(message)
+        self.claim = claim
+
+
+@dataclass(frozen=True)
+class DeviceResult:
+    request: str  # "req", or "req/sub" for the firstAvailable alternative chosen
+    driver: str
+    pool: str
+    device: str
+    admin_access: bool = False
+
+
+@dataclass(frozen=True)
+class ClaimAllocation:
+    claim: str
+    devices: tuple[DeviceResult, ...]
+    node_selector: dict[str, Any] | None  # nodes that reach all the devices; None: every node
+
+
+_DeviceId = tuple[str, str, str]  # driver, pool, device
+
+
+@dataclass(frozen=True)
+class _Device:
+    pool: Pool
+    slice: ResourceSlice
+    device: SliceDevice
+    own_nodes: bool  # the slice selects nodes per device
+
+    @property
+    def id(self) -> _DeviceId:
+        return self.pool.driver, self.pool.name, self.device.name
+
+    @property
+    def label(self) -> str:
+        return "/".join(self.id)
+
+
+@dataclass
+class _Request:
+    """A request or one of its subrequests, checked and resolved before the search (upstream `requestData`)."""
+
+    key: tuple[int, int, int]  # claim, request, subrequest indices
+    name: str  # the request's name; a subrequest's parent
+    subrequest: str  # "" for `exactly`
+    choice: DeviceChoice
+    class_selectors: tuple[str, ...] = ()
+    count: int = 0  # devices to allocate
+    all_devices: list[_Device] | None = None  # allocationMode All: exactly these
+
+    @property
+    def claim(self) -> int:
+        return self.key[0]
+
+    @property
+    def label(self) -> str:
+        return f"{self.name}/{self.subrequest}" if self.subrequest else self.name
+
+
+class _ResultLimit(Exception):
+    """The claim would exceed MAX_RESULTS on this path: upstream backtracks further than on a plain failure."""
+
+
+_Position = tuple[int, int, int, int]  # claim, request, subrequest, device: the device to allocate next
+
+
+def allocate_claims(claims: Sequence[ResourceClaim], slices: Sequence[ResourceSlice], node: Node,
+                    classes: Mapping[str, Sequence[str]], allocated: Iterable[AllocatedDevice],
+                    features: Features) -> list[ClaimAllocation] | None:
+    """All claims of one pod allocated together on one node, as `Allocator.Allocate(ctx, node, claims)` does
+    (kubernetes/dynamic-resource-allocation@v0.34.9 structured/internal/experimental/allocator_experimental.go;
+    docs/sources.md#the-structured-allocator): one result per claim in claim order, or None when they do not fit
+    on this node. `classes` maps a DeviceClass to its CEL selectors; `allocated` are the devices existing claims
+    hold (admin-access allocations hold none). Raises AllocationError for input the scheduler refuses everywhere,
+    NotModelled where the answer needs what the typed objects do not carry."""
+    busy = {(a.driver, a.pool, a.device) for a in allocated if not a.admin_access}
+    return _Allocator(claims, gather_pools(slices, node, features.partitionable_devices), node, classes, busy,
+                      features).run()
+
+
+class _Allocator:
+    """One Allocate call: exhaustive depth-first search in upstream's order (claims, requests, subrequests in
+    order, then pools, slices and devices as listed); the first full solution wins."""
+
+    def __init__(self, claims: Sequence[ResourceClaim], pools: list[Pool], node: Node,
+                 classes: Mapping[str, Sequence[str]], busy: set[_DeviceId], features: Features):
+        self.claims, self.pools, self.node, self.classes = claims, pools, node, classes
+        self.busy, self.features = busy, features
+        self.devices = [[_Device(pool, s, d, per_device) for s in pool.slices
+                         for per_device in (per_device_node_selection(s),) for d in s.devices] for pool in pools]
+        self.requests: dict[tuple[int, int, int], _Request] = {}
+        self.alternatives: dict[tuple[int, int], int] = {}  # (claim, request) -> number of firstAvailable choices
+        self.constraints: list[list[_MatchAttribute | _DistinctAttribute]] = []
+        self.allocating: dict[_DeviceId, set[int]] = {}  # device -> claims it is being allocated to
+        self.sharing: dict[_DeviceId, dict[str, Decimal]] = {}  # capacity taken by allocations being made
+        self.available: dict[str, dict[str, dict[str, Decimal]]] = {}  # slice -> counter set -> counter -> left
+        self.consumed: dict[str, dict[str, dict[str, Decimal]]] = {}  # slice -> ... taken by allocations being made
+        self.results: list[list[tuple[_Request, _Device]]] = [[] for _ in claims]
+        self.matches: dict[tuple[_DeviceId, tuple[int, int, int]], bool] = {}
+        self.compiled: dict[str, CompiledSelector | CompileError] = {}
+        self.views: dict[_DeviceId, DeviceView] = {}
+
+    def run(self) -> list[ClaimAllocation] | None:
+        for index, claim in enumerate(self.claims):
+            self._prepare(index, claim)
+        if not self._allocate_one((0, 0, 0, 0), False):
+            return None
+        return [self._result(index, claim) for index, claim in enumerate(self.claims)]
+
+    # ------------------------------------------------------------------------------------------- before the search
+
+    def _prepare(self, index: int, claim: ResourceClaim) -> None:
+        """Checks upstream makes before searching, in its order; resolves classes and `All` device lists."""
+        if claim.problem:
+            raise AllocationError(claim.name, f"claim {claim.name}: {claim.problem}")
+        minimum = 0
+        for r, request in enumerate(claim.requests):
+            alternatives = any(choice.subrequest for choice in request.choices)
+            if alternatives and not self.features.prioritized_list:
+                raise AllocationError(claim.name, f"claim {claim.name}, request {request.name}: has subrequests, "
+                                                  "but the DRAPrioritizedList feature is disabled")
+            counts = []
+            for s, choice in enumerate(request.choices):
+                prepared = _Request((index, r, s), request.name, choice.subrequest, choice)
+                self._prepare_request(prepared)
+                self.requests[prepared.key] = prepared
+                counts.append(prepared.count)
+            if alternatives:
+                self.alternatives[(index, r)] = len(request.choices)
+            minimum += min(counts, default=0)
+        if minimum > MAX_RESULTS:
+            raise AllocationError(claim.name, f"claim {claim.name}: number of requested devices {minimum} exceeds "
+                                              f"the claim limit of {MAX_RESULTS}")
+        constraints: list[_MatchAttribute | _DistinctAttribute] = []
+        for c, constraint in enumerate(claim.constraints):
+            if constraint.match_attribute:
+                constraints.append(_MatchAttribute(constraint.requests, constraint.match_attribute))
+            elif constraint.distinct_attribute:
+                constraints.append(_DistinctAttribute(constraint.requests, constraint.distinct_attribute))
+            else:
+                raise AllocationError(claim.name, f"claim {claim.name}, constraint #{c}: empty constraint "
+                                                  "(unsupported constraint type?)")
+        self.constraints.append(constraints)
+
+    def _prepare_request(self, request: _Request) -> None:
+        """Upstream validateDeviceRequest: the request's own checks, its class, and how many devices it takes."""
+        claim = self.claims[request.claim].name
+        where = f"claim {claim}, request {request.label}"
+        choice = request.choice
+        if choice.requests_capacity:
+            if not self.features.consumable_capacity:
+                raise self._error(request, f"{where}: has capacity requests, but the DRAConsumableCapacity feature "
+                                           "is disabled")
+            raise NotModelled(claim, f"{where}: requests device capacity, which gpu-dra does not read yet")
+        if choice.admin_access and not self.features.admin_access:
+            raise self._error(request, f"{where}: admin access is requested, but the feature is disabled")
+        if not choice.device_class:
+            raise self._error(request, f"{where}: missing device class name (unsupported request type?)")
+        if choice.device_class not in self.classes:
+            raise self._error(request, f"{where}: could not retrieve device class {choice.device_class}: not found")
+        request.class_selectors = tuple(self.classes[choice.device_class])
+        if choice.allocation_mode == "ExactCount":
+            request.count = choice.count
+        elif choice.allocation_mode == "All":
+            request.all_devices = []
+            for pool, devices in zip(self.pools, self.devices, strict=True):
+                if pool.incomplete:
+                    raise self._error(request, f"{where}: asks for all devices, but resource pool {pool.id} is "
+                                               "currently being updated")
+                if pool.invalid:
+                    raise self._error(request, f"{where}: asks for all devices, but resource pool {pool.id} is "
+                                               f"currently invalid ({pool.invalid})")
+                request.all_devices += [d for d in devices if self._selectable(request, d)
+                                        and (not self.features.consumable_capacity
+                                             or self._capacity_fits(request, d))]
+            request.count = len(request.all_devices)
+        else:
+            raise self._error(request, f"{where}: unsupported count mode {choice.allocation_mode}")
+
+    def _error(self, request: _Request, message: str) -> AllocationError:
+        return AllocationError(self.claims[request.claim].name, message)
+
+    # ------------------------------------------------------------------------------------------- the search
+
+    def _allocate_one(self, at: _Position, in_subrequest: bool) -> bool:
+        """Allocate the device at `at` and everything after it (upstream `allocateOne`). `in_subrequest`: one
+        firstAvailable alternative is being tried, so the alternatives loop is not entered again."""
+        claim, r, s, d = at
+        if claim >= len(self.claims):
+            return True
+        if r >= len(self.claims[claim].requests):
+            try:
+                return self._allocate_one((claim + 1, 0, 0, 0), False)
+            except _ResultLimit:
+                return False  # a later claim's limit: another choice in this claim may still need fewer devices
+        if not in_subrequest and (claim, r) in self.alternatives:
+            all_at_limit = True
+            for alternative in range(self.alternatives[(claim, r)]):
+                try:
+                    done = self._allocate_one((claim, r, alternative, d), True)
+                except _ResultLimit:
+                    continue
+                all_at_limit = False
+                if done:
+                    return True
+            if all_at_limit:
+                raise _ResultLimit
+            return False
+        request = self.requests[(claim, r, s)]
+        if request.all_devices is not None and not request.all_devices:
+            return False  # All needs at least one device
+        if d >= request.count:
+            return self._allocate_one((claim, r + 1, 0, 0), False)
+        if len(self.results[claim]) + request.count - d > MAX_RESULTS:
+            raise _ResultLimit
+        following = (claim, r, s, d + 1)
+        if request.all_devices is not None:
+            # The order of "all" devices does not matter: if this one cannot be taken, there is no solution.
+            undo = self._allocate_device(at, request.all_devices[d], must=True)
+            if undo is None:
+                return False
+            try:
+                done = self._allocate_one(following, in_subrequest)
+            except _ResultLimit:
+                undo()
+                raise
+            if not done:
+                undo()
+            return done
+        admin = request.choice.admin_access
+        for pool, devices in zip(self.pools, self.devices, strict=True):
+            if pool.invalid:
+                # Fatal only when the search reaches the pool: another pool may satisfy the request first.
+                raise self._error(request, f"claim {self.claims[claim].name}, request {request.label}: pool "
+                                           f"{pool.name} is invalid: {pool.invalid} (driver {pool.driver})")
+            for device in devices:
+                if admin and claim in self.allocating.get(device.id, ()):
+                    continue
+                if not admin and self._in_use(device.id):
+                    continue
+                if not self._selectable(request, device):
+                    continue
+                if self.features.consumable_capacity and not self._capacity_fits(request, device):
+                    continue
+                undo = self._allocate_device(at, device, must=False)
+                if undo is None:
+                    continue
+                try:
+                    done = self._allocate_one(following, in_subrequest)
+                except _ResultLimit:
+                    undo()
+                    raise
+                if done:
+                    return True
+                undo()
+        return False
+
+    def _in_use(self, device: _DeviceId) -> bool:
+        return device in self.busy or bool(self.allocating.get(device))
+
+    def _allocate_device(self, at: _Position, device: _Device, must: bool) -> Callable[[], None] | None:
+        """Take one selectable device if it is free, its counters suffice, its taints allow it and the claim's
+        constraints hold; returns how to give it back, or None. Checks run in upstream's order (allocateDevice),
+        and what is taken before a later check fails (counters, constraint entries) is not given back, as upstream
+        does not give it back; nor does giving back a shared device return its counters."""
+        claim, r, s, _ = at
+        request = self.requests[(claim, r, s)]
+        admin = request.choice.admin_access
+        shared = self.features.consumable_capacity and device.device.allow_multiple_allocations
+        if not shared and admin and claim in self.allocating.get(device.id, ()):
+            return None
+        if not admin and self._in_use(device.id):
+            return None
+        counters = device.device.consumes_counters
+        if counters and not self.features.partitionable_devices:
+            return None
+        if counters and not self._take_counters(request, device):
+            return None
+        if self.features.device_taints and any(t.effect in BLOCKING_EFFECTS for t in device.device.taints):
+            if request.choice.has_tolerations:
+                raise NotModelled(self.claims[claim].name, f"claim {self.claims[claim].name}, request "
+                                                           f"{request.label}: whether its tolerations tolerate the "
+                                                           f"taints of device {device.label} is not read yet")
+            return None
+        constraints = self.constraints[claim]
+        for index, constraint in enumerate(constraints):
+            if not constraint.add(request.name, request.subrequest, device):
+                if must:
+                    raise self._error(request, f"claim {self.claims[claim].name}, request {request.label}: cannot "
+                                               f"add device {device.label} because a claim constraint would not be "
+                                               "satisfied")
+                for earlier in constraints[:index]:
+                    earlier.remove(request.name, request.subrequest)
+                return None
+        holders = self.allocating.setdefault(device.id, set())
+        if not shared:
+            holders.add(claim)
+        taken: dict[str, Decimal] = {}
+        if self.features.consumable_capacity:
+            if not self._capacity_fits(request, device):
+                return None
+            if shared:
+                taken = self._capacity(request, device)
+                share = self.sharing.setdefault(device.id, {})
+                for name, value in taken.items():
+                    share[name] = share.get(name, Decimal(0)) + value
+        self.results[claim].append((request, device))
+        kept = len(self.results[claim]) - 1
+
+        def undo() -> None:
+            for constraint in constraints:
+                constraint.remove(request.name, request.subrequest)
+            holders.discard(claim)
+            if shared:
+                share = self.sharing[device.id]
+                for name, value in taken.items():
+                    share[name] -= value
+            elif self.features.partitionable_devices and counters:
+                self._give_back_counters(request, device)
+            del self.results[claim][kept:]
+
+        return undo
+
+    # ------------------------------------------------------------------------------------------- device checks
+
+    def _selectable(self, request: _Request, device: _Device) -> bool:
+        """Class selectors, then request selectors, then (per-device node selection) the device's own nodes."""
+        key = (device.id, request.key)
+        if key not in self.matches:
+            self.matches[key] = (self._selectors_hold(request, device, request.class_selectors, True)
+                                 and self._selectors_hold(request, device, request.choice.selectors, False)
+                                 and (not device.own_nodes or (device.device.node_selection is not None
+                                                               and node_matches(self.node,
+                                                                                device.device.node_selection))))
+        return self.matches[key]
+
+    def _selectors_hold(self, request: _Request, device: _Device, selectors: Sequence[str], of_class: bool) -> bool:
+        """A compile or runtime error aborts the allocation, never reads as "no match"."""
+        owner = f"class {request.choice.device_class}: " if of_class else ""
+        where = f"claim {self.claims[request.claim].name}, request {request.label}: {owner}selector"
+        for index, expression in enumerate(selectors):
+            compiled = self.compiled.get(expression)
+            if compiled is None:
+                try:
+                    compiled = compile_selector(expression, self.features.consumable_capacity, check_cost=False)
+                except CompileError as error:
+                    compiled = error
+                self.compiled[expression] = compiled
+            if isinstance(compiled, CompileError):
+                raise self._error(request, f"{where} #{index}: CEL compile error: {compiled.message}")
+            view = self.views.get(device.id)
+            if view is None:
+                view = self.views[device.id] = device_view(device.pool.driver, device.device.attributes,
+                                                           device.device.capacity,
+                                                           device.device.allow_multiple_allocations)
+            result = evaluate(compiled, view)
+            if result.error:
+                raise self._error(request, f"{where} #{index} on device {device.label}: CEL runtime error: "
+                                           f"{result.error}")
+            if not result.matches:
+                return False
+        return True
+
+    def _capacity(self, request: _Request, device: _Device) -> dict[str, Decimal]:
+        """What one allocation consumes of each capacity: all of it, since the typed requests carry no capacity
+        requests and the slices no requestPolicy (upstream fillEmptyRequest)."""
+        return {name: self._quantity(request, f"device {device.label}: capacity {name}", value)
+                for name, value in device.device.capacity.items()}
+
+    def _capacity_fits(self, request: _Request, device: _Device) -> bool:
+        """Capacity being allocated plus this allocation within each capacity (upstream CmpRequestOverCapacity)."""
+        share = self.sharing.get(device.id, {})
+        return all(value + share.get(name, Decimal(0)) <= value
+                   for name, value in self._capacity(request, device).items())
+
+    def _quantity(self, request: _Request, what: str, text: str) -> Decimal:
+        """A slice's quantity; one the API server would not have stored aborts the allocation like a bad selector."""
+        try:
+            return parse_quantity(text)
+        except QuantityError as error:
+            raise self._error(request, f"claim {self.claims[request.claim].name}, request {request.label}: {what}: "
+                                       f"{error}") from None
+
+    def _take_counters(self, request: _Request, device: _Device) -> bool:
+        """Take the device's counters from its slice's counter sets if every counter stays within what is left
+        after the devices already allocated (upstream checkAvailableCounters)."""
+        slice_ = device.slice
+        if slice_.name not in self.available:
+            left = {name: {counter: self._quantity(request, f"slice {slice_.name}: counter {name}/{counter}", value)
+                           for counter, value in counters.items()}
+                    for name, counters in slice_.shared_counters.items()}
+            for other in slice_.devices:
+                if (slice_.driver, slice_.pool.name, other.name) in self.busy:
+                    for use in other.consumes_counters:
+                        counter_set = left.get(use.counter_set, {})
+                        for counter, value in use.counters.items():
+                            if counter in counter_set:
+                                counter_set[counter] -= self._quantity(
+                                    request, f"device {slice_.driver}/{slice_.pool.name}/{other.name}: counter "
+                                             f"{use.counter_set}/{counter}", value)
+            self.available[slice_.name] = left
+        consumed = self.consumed.setdefault(slice_.name, {})
+        for use in device.device.consumes_counters:
+            counter_set = consumed.setdefault(use.counter_set, {})
+            for counter, value in use.counters.items():
+                counter_set[counter] = (counter_set.get(counter, Decimal(0))
+                                        + self._quantity(request, f"device {device.label}: counter "
+                                                                  f"{use.counter_set}/{counter}", value))
+        for name, counters in self.available[slice_.name].items():
+            for counter, left_value in counters.items():
+                if left_value < consumed.get(name, {}).get(counter, Decimal(0)):
+                    self._give_back_counters(request, device)
+                    return False
+        return True
+
+    def _give_back_counters(self, request: _Request, device: _Device) -> None:
+        consumed = self.consumed[device.slice.name]
+        for use in device.device.consumes_counters:
+            for counter, value in use.counters.items():
+                consumed[use.counter_set][counter] -= self._quantity(
+                    request, f"device {device.label}: counter {use.counter_set}/{counter}", value)
+
+    # ------------------------------------------------------------------------------------------- the result
+
+    def _result(self, index: int, claim: ResourceClaim) -> ClaimAllocation:
+        picked = self.results[index]
+        try:
+            selector = node_selector_for(((d.slice, d.device) for _, d in picked), self.node.name)
+        except UnsupportedNodeSelector as error:
+            raise AllocationError(claim.name, f"create NodeSelector for claim {claim.name}: {error}") from None
+        return ClaimAllocation(claim.name, tuple(DeviceResult(r.label, *d.id, r.choice.admin_access)
+                                                 for r, d in picked), selector)
+
+
+# --------------------------------------------------------------------------------------------- constraints
+
+
+def _attribute(device: _Device, qualified: str) -> tuple[str, Any] | None:
+    """(type, value) of an attribute by fully qualified name; the bare name too in the driver's own domain."""
+    domain, _, name = qualified.partition("/")
+    attributes = device.device.attributes
+    found = attributes.get(qualified)
+    if found is None and name and domain == device.pool.driver:
+        found = attributes.get(name)
+    if found is None:
+        return None
+    ((kind, value),) = found.items()
+    return kind, tuple(value) if isinstance(value, list) else value
+
+
+class _Scoped:
+    """A constraint's scope: all requests, or the named ones ("req" covers its subrequests, "req/sub" one)."""
+
+    def __init__(self, requests: Sequence[str], attribute: str):
+        self.requests = set(requests)
+        self.attribute = attribute
+        self.count = 0
+
+    def applies(self, request: str, subrequest: str) -> bool:
+        return (not self.requests or request in self.requests
+                or bool(subrequest and f"{request}/{subrequest}" in self.requests))
+
+
+class _MatchAttribute(_Scoped):
+    """Every device in scope has the attribute with one type and value; the first device sets it."""
+
+    value: tuple[str, Any] | None = None
+
+    def add(self, request: str, subrequest: str, device: _Device) -> bool:
+        if not self.applies(request, subrequest):
+            return True
+        found = _attribute(device, self.attribute)
+        if found is None:
+            return False
+        if self.count == 0:
+            self.value = found
+        elif found[0] not in KNOWN_KINDS or found != self.value:
+            return False
+        self.count += 1
+        return True
+
+    def remove(self, request: str, subrequest: str) -> None:
+        if self.applies(request, subrequest):
+            self.count -= 1
+
+
+class _DistinctAttribute(_Scoped):
+    """Devices in scope carry different values. As upstream, one value is remembered per request name, so the
+    devices of one request are compared only with the last one added; values are compared, as from 1.35
+    (kubernetes/dynamic-resource-allocation e5c5ce5; 1.34 compared pointers, which only caught a device shared
+    with itself)."""
+
+    def __init__(self, requests: Sequence[str], attribute: str):
+        super().__init__(requests, attribute)
+        self.values: dict[str, tuple[str, Any]] = {}
+
+    def add(self, request: str, subrequest: str, device: _Device) -> bool:
+        if not self.applies(request, subrequest):
+            return True
+        found = _attribute(device, self.attribute)
+        if found is None:
+            return False
+        if self.count and any(found[0] not in KNOWN_KINDS or found == value for value in self.values.values()):
+            return False
+        self.values[request] = found
+        self.count += 1
+        return True
+
+    def remove(self, request: str, subrequest: str) -> None:
+        if self.applies(request, subrequest):
+            self.values.pop(request, None)
+            self.count -= 1
