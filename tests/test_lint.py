@@ -351,3 +351,17 @@ def test_lint_reads_each_schema_once_per_process(monkeypatch: pytest.MonkeyPatch
                                for i in range(20)])
     lint_text(text, Target("1.36"))
     assert len(reads) == 2, reads  # the kind's schema and the definitions, once each
+
+
+def test_a_backtracking_product_pattern_is_judged_in_linear_time() -> None:
+    """The product-name rule runs the team's pattern as RE2 does (the selector's `matches`); with a backtracking
+    engine this pattern runs for minutes on every known product name and stalls the PR gate."""
+    import subprocess
+    import sys
+
+    code = ("from gpu_dra.core.checks.lint import lint_selector; "
+            "print([f.rule for f in lint_selector(\"device.attributes['gpu.nvidia.com'].productName"
+            ".matches('^(([A-Za-z0-9 -]+)+)+Z$')\")])")
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=20)
+    assert result.returncode == 0, result.stderr
+    assert "product-matches-nothing" in result.stdout

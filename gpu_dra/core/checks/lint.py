@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass
 
 from gpu_dra.core.checks.target import Target
+from gpu_dra.core.dra.cel import regex
 from gpu_dra.core.dra.cel.lexer import Lookup, Token, device_lookups, tokenize
 from gpu_dra.core.dra.quantity import QuantityError, parse_quantity
 from gpu_dra.core.facts import nvidia
@@ -74,9 +75,10 @@ def _product_patterns(tokens: list[Token]) -> list[str]:
 
 
 def _regex_matches(pattern: str, name: str) -> bool:
+    """RE2, as the selector's `matches` runs: linear time, so no team pattern can stall lint or the PR gate."""
     try:
-        return re.search(pattern, name) is not None
-    except re.error:
+        return regex.search(pattern, name)
+    except regex.RegexError:
         return True  # the compiler reports invalid patterns; do not guess here
 
 

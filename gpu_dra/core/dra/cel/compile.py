@@ -15,7 +15,7 @@ from typing import Any
 from cel_expr_python import cel
 from cel_expr_python.ext import ext_bindings, ext_optional, ext_strings
 
-from gpu_dra.core.dra.cel import cost, library
+from gpu_dra.core.dra.cel import cost, instrument, library, regex
 from gpu_dra.core.dra.cel.lexer import Token, regex_literals, tokenize, with_empty_domain_default
 
 MAX_EXPRESSION_LENGTH = 10 * 1024  # resource.CELSelectorExpressionMaxLength
@@ -82,7 +82,7 @@ def _checking_env(consumable_capacity: bool) -> Any:
 @cache
 def _evaluation_env() -> Any:
     return cel.NewEnv(library.POOL, variables={"device": cel.Type.Map(cel.Type.STRING, cel.Type.DYN)},
-                      extensions=_extensions(), functions=library.function_decls())
+                      extensions=_extensions(), functions=library.function_decls() + instrument.function_decls())
 
 
 _ERROR_HEAD = re.compile(r"^(?:INVALID_ARGUMENT: )?ERROR: <input>:(\d+):(\d+): ")
@@ -94,19 +94,6 @@ def _clean(message: str) -> str:
     match = _ERROR_HEAD.match(first)
     text = _ERROR_HEAD.sub("", first).removesuffix(" [INVALID_ARGUMENT]")
     return f"{match.group(1)}:{match.group(2)}: {text}" if match else text
-
-
-def _validate_regex(pattern: str) -> str | None:
-    """Compile the pattern with the runtime's own RE2 (what the API server's ValidateRegexLiterals checks)."""
-    probe = _evaluation_env().compile("''.matches(p)".replace("p", _cel_quote(pattern)))
-    result = probe.eval(data={"device": {}})
-    if result.type() == cel.Type.ERROR:
-        return str(result.value()).removeprefix("INVALID_ARGUMENT: ")
-    return None
-
-
-def _cel_quote(text: str) -> str:
-    return "'" + text.replace("\\", "\\\\").replace("'", "\\'").replace("\n", "\\n") + "'"
 
 
 def compile_selector(expression: str, consumable_capacity: bool = False, check_cost: bool = True) -> CompiledSelector:
@@ -137,9 +124,11 @@ def compile_selector(expression: str, consumable_capacity: bool = False, check_c
         raise CompileError("result", f"must evaluate to bool or the unknown type, not {result.name().lower()}")
     tokens = tokenize(expression) or []
     for pattern in regex_literals(tokens):
-        problem = _validate_regex(pattern)
-        if problem:
-            raise CompileError("regex", f"invalid regular expression {pattern!r}: {problem}")
+        # What the API server's ValidateRegexLiterals (matches) and the find/findAll program options check.
+        try:
+            regex.compile(pattern)
+        except regex.RegexError as problem:
+            raise CompileError("regex", f"invalid regular expression {pattern!r}: {problem}") from None
     # Rewritten so an unknown domain reads as an empty map; where `device` is rebound by a macro or cel.bind the
     # rewrite would change meaning, so the expression runs as written (unknown domains then raise).
     rebound = re.search(r"[(,]\s*device\s*,", expression) is not None
@@ -147,4 +136,5 @@ def compile_selector(expression: str, consumable_capacity: bool = False, check_c
         program = _evaluation_env().compile(expression if rebound else with_empty_domain_default(expression, tokens))
     except RuntimeError:
         program = _evaluation_env().compile(expression)
+    program = instrument.instrument(program, _evaluation_env())  # the runtime cost limit and size bound
     return CompiledSelector(expression, tuple(tokens), program, consumable_capacity, estimated)

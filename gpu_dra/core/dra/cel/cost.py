@@ -159,6 +159,25 @@ def _ceil(value: float) -> int:
     return UINT64_MAX if value >= 2.0**64 else math.ceil(value)
 
 
+def _replaced(text: Range, old: Range, new: Range) -> Range:
+    """The size of `text.replace(old, new)` as Kubernetes estimates it (kubernetes/apiserver@v0.34.0:
+    pkg/cel/library/cost.go, EstimateCallCost "replace"): at most, the shortest `old` replaced by the longest `new`
+    as often as it fits (around every character when `old` may be empty); at least, the longest by the shortest."""
+    if old.low == 0:
+        count_high, kept_high = min(text.high + 1, UINT64_MAX), text.high
+    elif new.high <= old.low:
+        count_high, kept_high = 0, text.high
+    else:
+        count_high, kept_high = _ceil(float(text.high) / float(old.low)), 0
+    if old.high == 0:
+        count_low, kept_low = min(text.low + 1, UINT64_MAX), text.low
+    elif old.high <= new.low:
+        count_low, kept_low = 0, text.low
+    else:
+        count_low, kept_low = _ceil(float(text.low) / float(old.high)), 0
+    return Range(count_low, count_high).times(new) + Range(kept_low, kept_high)
+
+
 def fixed(value: int) -> Range:
     return Range(value, value)
 
@@ -423,8 +442,11 @@ class _Coster:
             if function in ("lowerAscii", "upperAscii", "substring", "trim"):
                 self.sizes[expr.id] = size
                 return size.factor(STRING_TRAVERSAL) + args_total
-            if function in ("split", "replace"):
+            if function == "split":
                 self.sizes[expr.id] = Range(0, size.high)
+                return size.factor(2 * STRING_TRAVERSAL) + args_total
+            if function == "replace" and len(args) >= 2:
+                self.sizes[expr.id] = _replaced(size, self._size_or_unknown(args[0]), self._size_or_unknown(args[1]))
                 return size.factor(2 * STRING_TRAVERSAL) + args_total
             if function in ("find", "findAll") and args:
                 string_cost = (size + fixed(1)).factor(STRING_TRAVERSAL)

@@ -2,7 +2,8 @@
 
 The device is presented as Kubernetes builds it (k8s.io/dynamic-resource-allocation/cel compile.go): attributes
 and capacity grouped by domain, unprefixed names under the driver's domain, versions as semver values. A runtime
-error is reported, never treated as "no match": in the allocator it aborts the whole claim.
+error is reported, never treated as "no match": in the allocator it aborts the whole claim. So is passing the
+scheduler's runtime cost limit, or gpu-dra's size bound (gpu_dra.core.dra.cel.budget).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 
 from cel_expr_python import cel
 
-from gpu_dra.core.dra.cel import library
+from gpu_dra.core.dra.cel import budget, library
 from gpu_dra.core.dra.cel.compile import CompiledSelector
 from gpu_dra.core.dra.quantity import QuantityError
 
@@ -99,10 +100,13 @@ def evaluate(selector: CompiledSelector, device: DeviceView) -> EvalResult:
     data = device.data
     if not selector.consumable_capacity and "allowMultipleAllocations" in data:
         data = {k: v for k, v in data.items() if k != "allowMultipleAllocations"}
-    try:
-        result = selector.program.eval(data={"device": data})
-    except RuntimeError as error:  # e.g. cel-cpp's comprehension iteration budget: evaluation stops, never hangs
-        return EvalResult(False, runtime_error_text(str(error)))
+    with budget.evaluation() as spent:
+        try:
+            result = selector.program.eval(data={"device": data})
+        except RuntimeError as error:  # e.g. cel-cpp's comprehension iteration budget: evaluation stops, never hangs
+            return EvalResult(False, spent.exceeded or runtime_error_text(str(error)))
+    if spent.exceeded:  # the scheduler stops at the limit, whatever `||`, `&&` or a macro would make of the error
+        return EvalResult(False, spent.exceeded)
     if result.type() == cel.Type.ERROR:
         return EvalResult(False, runtime_error_text(str(result.value())))
     value = result.value()

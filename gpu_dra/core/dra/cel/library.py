@@ -1,5 +1,6 @@
 """The Kubernetes CEL libraries DRA selectors use: quantity (k8s.io/apiserver pkg/cel/library/quantity.go), semver
-(semverlib.go) and the regex additions find/findAll (regex.go), as proto message types built at run time.
+(semverlib.go) and the regex additions find/findAll (regex.go, run with RE2: gpu_dra.core.dra.cel.regex), as proto
+message types built at run time.
 
 Quantity and Semver are messages, so the C++ type checker rejects `quantity >= quantity` as cel-go does (no
 overload); equality compares the canonical value, so `quantity('1Gi') == quantity('1024Mi')`.
@@ -14,6 +15,7 @@ from typing import Any
 from cel_expr_python import cel
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
+from gpu_dra.core.dra.cel import budget, regex
 from gpu_dra.core.dra.quantity import QuantityError, parse_quantity
 
 _FIELD = descriptor_pb2.FieldDescriptorProto
@@ -179,14 +181,25 @@ def _semver_compare(a: Any, b: Any) -> int:
 # --------------------------------------------------------------------------------------------- regex
 
 
+def _compiled(pattern: str, text: str) -> None:
+    """Charge the call (Kubernetes' find/findAll cost) and check the pattern, as the scheduler's regexp.Compile."""
+    budget.charge(budget.regex_cost(len(text), len(pattern)))
+    try:
+        regex.compile(pattern)
+    except regex.RegexError as error:
+        raise ValueError(f"Illegal regex: {error}") from None
+
+
 def _find(text: str, pattern: str) -> str:
-    match = re.search(pattern, text)
-    return match.group(0) if match else ""
+    _compiled(pattern, text)
+    return regex.find(pattern, text)
 
 
 def _find_all(text: str, pattern: str, limit: int = -1) -> list[str]:
-    found = [m.group(0) for m in re.finditer(pattern, text)]
-    return found if limit < 0 else found[:limit]
+    _compiled(pattern, text)
+    found = regex.find_all(pattern, text, limit)
+    budget.charge(0, budget.ELEMENT * len(found) + sum(map(len, found)))
+    return found
 
 
 # --------------------------------------------------------------------------------------------- declarations
