@@ -10,6 +10,7 @@ import pulumi
 
 from components.engine_config import project_config
 from components.platform import build
+from gpu_dra.cli.common import message_text, printable
 from gpu_dra.core.config.loader import load_stack_from_engine
 from gpu_dra.core.findings import ConfigError
 
@@ -19,8 +20,9 @@ if stack is None:
     try:
         stack = load_stack_from_engine(Path(__file__).resolve().parent, pulumi.get_stack(), project_config())
     except ConfigError as error:
-        # A user's mistake: one line per problem, exit 2, nothing registered, no traceback.
-        print(error, file=sys.stderr)
+        # A user's mistake: one line per problem, exit 2, nothing registered, no traceback; values from team files
+        # reach the terminal of whoever runs `pulumi up` cut and escaped, as gpu-dra prints them.
+        print(printable(message_text(str(error))), file=sys.stderr)
         sys.exit(2)
 
 build(stack)

@@ -15,6 +15,7 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_eks as eks
 import pulumi_kubernetes as k8s
+from pulumi.runtime.config import is_config_secret
 
 from gpu_dra.core.config.models import AccessEntry, Cluster, NodeGroup, Platform, Scaling, Stack
 from gpu_dra.core.render import names, network, nodes
@@ -202,7 +203,8 @@ class EksCluster(pulumi.ComponentResource):
                 launch_template={"id": template.id, "version": template.latest_version.apply(str)},
                 opts=protected))
 
-        self.kubeconfig = self.cluster.kubeconfig_json
+        # Its credentials reach the cluster as admin: a secret wherever it flows (state, outputs, the provider).
+        self.kubeconfig: pulumi.Output[str] = pulumi.Output.secret(self.cluster.kubeconfig_json)
         self.register_outputs({"kubeconfig": self.kubeconfig})
 
     def _addons(self, name: str, system_group: pulumi.Resource, opts: pulumi.ResourceOptions) -> None:
@@ -217,25 +219,34 @@ class EksCluster(pulumi.ComponentResource):
                           opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=after)))
 
 
+KUBECONFIG_KEY = "gpu-dra:kubeconfig"
+
+
 def cluster_access(stack: Stack) -> tuple[ClusterAccess, dict[str, pulumi.Input]]:
     """The Kubernetes provider of the stack's cluster, and the stack outputs describing it."""
     config = stack.config.cluster
     if config.platform is Platform.existing:
         kubeconfig: pulumi.Input[str] | None = None
         if stack.config.kubeconfig:
+            if not is_config_secret(KUBECONFIG_KEY):  # the engine marks the values kept under `secure:`
+                pulumi.log.warn(f"stacks/Pulumi.{stack.name}.yaml: {KUBECONFIG_KEY} is stored in plain text, with "
+                                "the credentials it holds: encrypt it with `pulumi config set --secret "
+                                f"{KUBECONFIG_KEY} < kubeconfig`")
             kubeconfig = pulumi.Output.secret(stack.config.kubeconfig)
         elif config.kubeconfig and config.kubeconfig.path:
             kubeconfig = config.kubeconfig.path
         provider = k8s.Provider("cluster", kubeconfig=kubeconfig,
-                                context=config.kubeconfig.context if config.kubeconfig else None)
+                                context=config.kubeconfig.context if config.kubeconfig else None,
+                                # the provider's copy of its kubeconfig is stored encrypted too
+                                opts=pulumi.ResourceOptions(additional_secret_outputs=["kubeconfig"]))
         return ClusterAccess(provider, []), {"clusterName": config.name}
     cluster = EksCluster(stack)
-    provider = k8s.Provider("cluster", kubeconfig=cluster.kubeconfig,
-                            opts=pulumi.ResourceOptions(parent=cluster))
+    provider = k8s.Provider("cluster", kubeconfig=cluster.kubeconfig, opts=pulumi.ResourceOptions(
+        parent=cluster, additional_secret_outputs=["kubeconfig"]))
     outputs: dict[str, pulumi.Input] = {
         "clusterName": config.name,
         "endpoint": cluster.cluster.core.apply(lambda core: core.endpoint),
-        "kubeconfig": pulumi.Output.secret(cluster.kubeconfig),
+        "kubeconfig": cluster.kubeconfig,
         "gpuNodeGroups": nodes.gpu_summary(stack.config),
     }
     return ClusterAccess(provider, [cluster.system_node_group, *cluster.gpu_node_groups]), outputs

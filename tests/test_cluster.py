@@ -3,8 +3,14 @@ server (no cluster here), serving the real p5 ResourceSlice dump."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import socket
+import subprocess
+import sys
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -13,6 +19,7 @@ from typing import Any
 import pytest
 import yaml
 
+from .conftest import ROOT
 from .test_cli import gpu_dra
 from .test_explain import P5
 
@@ -93,3 +100,129 @@ def test_forbidden_is_a_clear_error(api_server: Path) -> None:
     assert result.returncode == 2
     assert "HTTP 403" in result.stderr and "ClusterRole in docs/troubleshooting.md" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+# --------------------------------------------------------------------------------------------- hostile clusters
+
+
+def _kubeconfig(path: Path, server: str, user: dict[str, Any]) -> Path:
+    path.write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": "lab",
+        "clusters": [{"name": "lab", "cluster": {"server": server}}], "users": [{"name": "u", "user": user}],
+        "contexts": [{"name": "lab", "context": {"cluster": "lab", "user": "u"}}]}))
+    return path
+
+
+@pytest.fixture
+def silent_server() -> Iterator[str]:
+    """An API server that accepts connections and never answers."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    held: list[socket.socket] = []
+
+    def accept() -> None:
+        with contextlib.suppress(OSError):
+            while True:
+                held.append(listener.accept()[0])
+
+    threading.Thread(target=accept, daemon=True).start()
+    yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+    listener.close()
+    for connection in held:
+        connection.close()
+
+
+def _timed(*args: str) -> tuple[subprocess.CompletedProcess[str], float]:
+    start = time.monotonic()
+    result = subprocess.run([sys.executable, "-m", "gpu_dra.cli.main", *args], cwd=ROOT, capture_output=True,
+                            text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    return result, time.monotonic() - start
+
+
+@pytest.mark.parametrize("verb", [("inventory",), ("explain", "--stack", "dev")])
+def test_a_server_that_never_answers_times_out_naming_it(silent_server: str, tmp_path: Path,
+                                                         verb: tuple[str, ...]) -> None:
+    kubeconfig = _kubeconfig(tmp_path / "kubeconfig", silent_server, {"token": "t"})
+    result, took = _timed(*verb, "--cluster", "--kubeconfig", str(kubeconfig), "--request-timeout", "1s")
+    assert result.returncode == 2, result.stderr
+    assert f"the API server at {silent_server} did not answer GET /apis/resource.k8s.io/v1/resourceslices within " \
+           "1s" in result.stderr and "--request-timeout" in result.stderr
+    assert took < 15  # one attempt, not urllib3's four
+    assert "Traceback" not in result.stderr
+
+
+def test_a_server_that_trickles_its_answer_times_out(tmp_path: Path) -> None:
+    """Each byte comes in time for the read timeout; the whole answer does not."""
+    class Trickle(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", "1000")
+            self.end_headers()
+            with contextlib.suppress(OSError):
+                for _ in range(1000):
+                    self.wfile.write(b" ")
+                    self.wfile.flush()
+                    time.sleep(0.1)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Trickle)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    kubeconfig = _kubeconfig(tmp_path / "kubeconfig", f"http://127.0.0.1:{server.server_address[1]}", {"token": "t"})
+    try:
+        result, took = _timed("inventory", "--cluster", "--kubeconfig", str(kubeconfig), "--request-timeout", "1")
+    finally:
+        server.shutdown()
+    assert result.returncode == 2 and "did not answer GET" in result.stderr, result.stderr
+    assert took < 15  # the answer would take 100 s
+
+
+def test_a_credential_plugin_that_sleeps_is_bounded(silent_server: str, tmp_path: Path) -> None:
+    plugin = {"exec": {"apiVersion": "client.authentication.k8s.io/v1beta1", "command": sys.executable,
+                       "args": ["-c", "import time; time.sleep(60)"]}}
+    kubeconfig = _kubeconfig(tmp_path / "kubeconfig", silent_server, plugin)
+    result, took = _timed("inventory", "--cluster", "--kubeconfig", str(kubeconfig), "--request-timeout", "1s")
+    assert result.returncode == 2
+    assert f"kubeconfig {kubeconfig}: the credential plugin `{sys.executable} -c import time; time.sleep(60)` did " \
+           "not finish within 1s (--request-timeout)" in result.stderr
+    assert took < 15
+
+
+def test_a_failing_credential_plugin_is_reported_not_sent_on_without_credentials(silent_server: str,
+                                                                                 tmp_path: Path) -> None:
+    plugin = {"exec": {"apiVersion": "client.authentication.k8s.io/v1beta1", "command": sys.executable,
+                       "args": ["-c", "import sys; sys.exit('token expired: run aws sso login')"]}}
+    kubeconfig = _kubeconfig(tmp_path / "kubeconfig", silent_server, plugin)
+    result, _ = _timed("inventory", "--cluster", "--kubeconfig", str(kubeconfig))
+    assert result.returncode == 2
+    assert f"kubeconfig {kubeconfig}: exec: process returned 1. token expired: run aws sso login" in result.stderr
+
+
+def test_request_timeout_is_checked() -> None:
+    result, _ = _timed("inventory", "--cluster", "--request-timeout", "soon")
+    assert result.returncode == 2
+    assert "argument --request-timeout: 'soon' is not a duration such as 30s, 2m or 0 (no limit)" in result.stderr
+
+
+@pytest.mark.parametrize("text", [
+    "clusters: [a\n",  # not YAML
+    "- a\n- b\n",  # a list
+    "apiVersion: v1\nclusters: 5\n",  # a number where a list belongs
+    "current-context: x\ncontexts: [{name: x, context: 7}]\n",  # a number where a mapping belongs
+    "\udcff",  # not UTF-8
+])
+def test_a_malformed_kubeconfig_is_bad_input_naming_the_file(tmp_path: Path, text: str) -> None:
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_bytes(text.encode("utf-8", "surrogateescape"))
+    result, _ = _timed("inventory", "--cluster", "--kubeconfig", str(kubeconfig))
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith(f"gpu-dra: kubeconfig {kubeconfig}: ") and "Traceback" not in result.stderr
+
+
+def test_a_server_that_is_no_url_is_bad_input(tmp_path: Path) -> None:
+    kubeconfig = _kubeconfig(tmp_path / "kubeconfig", "lab.example:6443", {"token": "t"})
+    result, _ = _timed("inventory", "--cluster", "--kubeconfig", str(kubeconfig))
+    assert result.returncode == 2
+    assert "the cluster's server 'lab.example:6443' is not an https:// URL" in result.stderr

@@ -13,7 +13,7 @@ import pytest
 import components.cluster
 import components.dra
 import components.driver
-from gpu_dra.cli.offline import MOCK_KUBECONFIG, ProgramRun, Registration, run_program
+from gpu_dra.cli.offline import SECRET, ProgramRun, Registration, run_program
 from gpu_dra.core.config.loader import load_stack, stack_values
 from gpu_dra.core.render import network
 
@@ -161,7 +161,8 @@ def test_every_kubernetes_resource_uses_the_stacks_cluster_provider(stack: str) 
     run = program(stack)
     [provider] = run.by_type("pulumi:providers:kubernetes")
     cluster = one(run, "gpu-dra:cluster:EksCluster", load_stack(ROOT, stack).config.cluster.name)
-    assert provider.parent == cluster.urn and provider.inputs["kubeconfig"] == json.dumps(MOCK_KUBECONFIG)
+    [eks] = run.by_type("eks:index:Cluster")
+    assert provider.parent == cluster.urn and provider.dependencies == (eks.urn,)  # the cluster's own kubeconfig
     kubernetes = [r for r in run.resources if r.type.startswith("kubernetes:")]
     assert {"kubernetes:helm.sh/v4:Chart", "kubernetes:core/v1:Namespace", "kubernetes:resource.k8s.io/v1:DeviceClass",
             "kubernetes:resource.k8s.io/v1:ResourceClaimTemplate"} <= {r.type for r in kubernetes}
@@ -300,6 +301,43 @@ def test_existing_cluster_creates_no_aws_resources(project: Project) -> None:
     assert provider["kubeconfig"] == "~/.kube/lab.yaml" and provider["context"] == "lab-admin"
     assert run.by_type("kubernetes:resource.k8s.io/v1:ResourceClaimTemplate")
     assert run.outputs["clusterName"] == "lab"
+
+
+def test_an_eks_clusters_kubeconfig_is_secret_wherever_it_flows() -> None:
+    run = program("dev")
+    [provider] = run.by_type("pulumi:providers:kubernetes")
+    assert provider.inputs["kubeconfig"] == SECRET and provider.additional_secret_outputs == ("kubeconfig",)
+    assert run.outputs["kubeconfig"] == SECRET
+
+
+def _existing_with_kubeconfig(project: Project, kubeconfig: Any) -> dict[str, Any]:
+    def to_existing(config: dict[str, Any]) -> None:
+        config["gpu-dra:cluster"] = {"name": "lab", "platform": "existing", "kubernetesVersion": "1.34"}
+        config["gpu-dra:nodeGroups"] = []
+        config["gpu-dra:kubeconfig"] = kubeconfig
+    project.edit_stack("dev", to_existing)
+    values, _ = stack_values(project.root, "dev")
+    return values
+
+
+def test_a_plaintext_kubeconfig_is_redacted_and_warned_about(project: Project,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    values = _existing_with_kubeconfig(project, "users: [{name: u, user: {token: s3cr3t-t0ken}}]\n")
+    run = run_program(project.root, "dev", values, load_stack(project.root, "dev"))
+    provider = one(run, "pulumi:providers:kubernetes", "cluster")
+    assert provider.inputs["kubeconfig"] == SECRET and provider.additional_secret_outputs == ("kubeconfig",)
+    recorded = json.dumps([(r.inputs, r.name) for r in run.resources]) + json.dumps(run.outputs)
+    assert "s3cr3t-t0ken" not in recorded
+    warning = capsys.readouterr().err
+    assert "stacks/Pulumi.dev.yaml: gpu-dra:kubeconfig is stored in plain text" in warning
+    assert "pulumi config set --secret gpu-dra:kubeconfig" in warning and "s3cr3t-t0ken" not in warning
+
+
+def test_an_encrypted_kubeconfig_is_not_warned_about(project: Project, capsys: pytest.CaptureFixture[str]) -> None:
+    values = _existing_with_kubeconfig(project, {"secure": "v1:AAABAJ0x+ciphertext"})
+    run = run_program(project.root, "dev", values, load_stack(project.root, "dev"))
+    assert one(run, "pulumi:providers:kubernetes", "cluster").inputs["kubeconfig"] == SECRET
+    assert "plain text" not in capsys.readouterr().err
 
 
 def test_eks_addons_are_managed() -> None:

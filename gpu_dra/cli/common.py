@@ -1,11 +1,20 @@
-"""What every verb shares: exit codes, the usage error, finding the project, running the program offline."""
+"""What every verb shares: exit codes, the usage error, finding the project, running the program offline, what the
+CLI prints (escaped, long values cut) and how Ctrl-C ends a run."""
 
 from __future__ import annotations
 
 import argparse
+import atexit
+import contextlib
+import json
+import os
+import re
+import signal
 import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn, TextIO, cast
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 EXIT_INTERRUPTED = 130
@@ -15,16 +24,150 @@ class UsageError(Exception):
     """Bad arguments or environment: printed as one line, exit 2."""
 
 
+# --------------------------------------------------------------------------------------------- what is printed
+
+# C0 and C1 controls but tab and newline (escape sequences, carriage returns, backspaces), and the bidirectional
+# overrides that reorder what a terminal shows.
+_UNPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str) -> str:
+    """`text` with control characters written as Python escapes (`\\x1b`): log lines and values read from inputs
+    reach the terminal, which would act on them."""
+    return _UNPRINTABLE.sub(lambda match: repr(match.group())[1:-1], text)
+
+
+def cut(text: str, limit: int = 200) -> str:
+    """`text` whole up to `limit` characters, else its start and end: messages echo values of any length."""
+    if len(text) <= limit:
+        return text
+    head, tail = text[: limit * 3 // 4], text[len(text) - limit // 4:]
+    return f"{head}...[{len(text) - len(head) - len(tail):,} characters]...{tail}"
+
+
+def message_text(text: str, limit: int = 1000) -> str:
+    """An error message as printed: longer lines cut in the middle, so the file, line and key that lead a line and the
+    advice that ends it stay (a finding's line is a few hundred characters; an echoed value can be megabytes)."""
+    return "\n".join(cut(line, limit) for line in text.splitlines())
+
+
+class _Printable:
+    """A text stream whose writes go through `printable`; everything else is the stream's."""
+
+    def __init__(self, stream: TextIO):
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        return self.stream.write(printable(text))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+
+@contextlib.contextmanager
+def printable_output() -> Iterator[None]:
+    """Whatever a verb prints (log content, names and values from inputs) reaches the terminal escaped."""
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = (cast(TextIO, _Printable(stream)) for stream in streams)
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = streams
+
+
+# --------------------------------------------------------------------------------------------- interrupts
+
+
+class _Interrupts:
+    """Ctrl-C's state in this process."""
+
+    held = 0  # open `uninterrupted()` blocks
+    pending = False  # Ctrl-C came inside one
+    ending = False
+
+
+_interrupts = _Interrupts()
+
+
+def end_process(code: int) -> NoReturn:
+    """End now with `code`: flush what was printed and run the exit handlers (the kubernetes client removes its
+    temporary credential files), without waiting for other threads or tearing modules down. An interrupted Pulumi
+    program can leave its event loop waiting on executor threads forever, and tearing down the Pulumi SDKs takes half
+    a second in which a Ctrl-C would kill the process by the signal instead of exit 130."""
+    if not _interrupts.ending:
+        _interrupts.ending = True
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(OSError, ValueError):  # the reader went away: nothing more to say
+                stream.flush()
+        atexit._run_exitfuncs()
+    os._exit(code)
+
+
+def _on_interrupt(signum: int, frame: Any) -> None:
+    if _interrupts.held:
+        _interrupts.pending = True
+    else:
+        end_process(EXIT_INTERRUPTED)
+
+
+def end_on_interrupt() -> None:
+    """Ctrl-C ends the run at once with exit 130, wherever it comes: a KeyboardInterrupt raised into a half-done
+    import or inside the Pulumi runtime (which catches it and waits for its RPCs) would turn into another error, a
+    hang or a lost interrupt. Only the main thread can set a signal handler; elsewhere Python's default stays."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, _on_interrupt)
+
+
+@contextlib.contextmanager
+def uninterrupted() -> Iterator[None]:
+    """A Ctrl-C inside the block ends the run when the block is done: files are written whole or not at all."""
+    _interrupts.held += 1
+    try:
+        yield
+    finally:
+        _interrupts.held -= 1
+        if not _interrupts.held and _interrupts.pending:
+            end_process(EXIT_INTERRUPTED)
+
+
+# --------------------------------------------------------------------------------------------- arguments
+
+# Pulumi's rule for stack names (ParseStackName, pulumi/pulumi sdk/go/common/tokens); it is also part of a file name.
+_STACK_NAME = re.compile(r"[A-Za-z0-9_.-]{1,100}")
+
+
+def check_stack_name(name: str) -> None:
+    if not _STACK_NAME.fullmatch(name):
+        raise UsageError(f"--stack {cut(name, 60)!r}: not a stack name: at most 100 letters, digits, '-', '_' and "
+                         "'.' (the stack file is stacks/Pulumi.<stack>.yaml)")
+
+
+def request_timeout(text: str) -> float | None:
+    """`--request-timeout` as kubectl reads it: seconds, or a number with s, m or h; 0 waits forever (None)."""
+    match = re.fullmatch(r"([0-9]+(?:\.[0-9]*)?)([smh]?)", text.strip())
+    if not match:
+        raise argparse.ArgumentTypeError(f"{cut(text, 40)!r} is not a duration such as 30s, 2m or 0 (no limit)")
+    seconds = float(match.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600}[match.group(2)]
+    return seconds or None
+
+
+# --------------------------------------------------------------------------------------------- project and inputs
+
+
 def find_project_root(start: Path) -> Path:
     from gpu_dra.core.yamlsource import read_yaml
 
-    for directory in (start, *start.parents):
-        project = directory / "Pulumi.yaml"
-        if project.exists():
-            data = read_yaml(project, str(project)).data
-            if isinstance(data, dict) and data.get("name") == "gpu-dra":
-                return directory
-    raise UsageError(f"no gpu-dra project (Pulumi.yaml with name: gpu-dra) at or above {start}; "
+    try:
+        for directory in (start, *start.parents):
+            project = directory / "Pulumi.yaml"
+            if project.exists():
+                data = read_yaml(project, str(project)).data
+                if isinstance(data, dict) and data.get("name") == "gpu-dra":
+                    return directory
+    except OSError as error:  # a name too long, a folder that cannot be searched
+        raise UsageError(f"{cut(str(start))}: cannot look for the gpu-dra project there: "
+                         f"{error.strerror or error}") from None
+    raise UsageError(f"no gpu-dra project (Pulumi.yaml with name: gpu-dra) at or above {cut(str(start))}; "
                      "run inside the project or pass --project-dir")
 
 
@@ -61,9 +204,28 @@ def read_inputs(paths: list[str], lines: bool = True) -> list[tuple[str, list[An
         try:
             text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as error:
-            raise UsageError(f"{name}: cannot read: {getattr(error, 'strerror', None) or error}") from None
+            raise UsageError(f"{cut(name)}: cannot read: {getattr(error, 'strerror', None) or error}") from None
         inputs.append((name, parse_documents(text, name, lines=lines)))
     return inputs
+
+
+# kubectl has no default limit; gpu-dra is run in CI, where a stalled API server should fail the job, not hang it.
+DEFAULT_REQUEST_TIMEOUT = 30.0
+
+
+def devices_json(document: Any, devices: list[Any], **options: Any) -> str:
+    """`document` as strict JSON (NaN and Infinity are not JSON). A value JSON cannot hold came from a device's
+    attributes or capacity (`.inf` in a dump): bad input, and the first device carrying one is named."""
+    try:
+        return json.dumps(document, allow_nan=False, **options)
+    except (TypeError, ValueError):
+        for device in devices:
+            try:
+                json.dumps([device.attributes, device.capacity], allow_nan=False)
+            except (TypeError, ValueError):
+                raise UsageError(f"{cut(device.source)}: device {cut(device.node, 100)}/{cut(device.name, 100)}: "
+                                 "attribute and capacity values must be strings, finite numbers or booleans") from None
+        raise
 
 
 def cluster_options(parser: argparse.ArgumentParser) -> None:
@@ -71,6 +233,10 @@ def cluster_options(parser: argparse.ArgumentParser) -> None:
                         help="read ResourceSlices, DeviceClasses, ResourceClaims and Nodes from a live cluster")
     parser.add_argument("--kubeconfig", help="kubeconfig file for --cluster (default: $KUBECONFIG, ~/.kube/config)")
     parser.add_argument("--context", help="kubeconfig context for --cluster (default: current)")
+    parser.add_argument("--request-timeout", type=request_timeout, default=DEFAULT_REQUEST_TIMEOUT,
+                        metavar="DURATION",
+                        help=f"for --cluster: how long one API request, or the kubeconfig's credential plugin, may "
+                             f"take, as kubectl's: 30s, 2m; 0 waits forever (default {DEFAULT_REQUEST_TIMEOUT:g}s)")
 
 
 def gather(args: argparse.Namespace) -> tuple[Any, list[dict[str, Any]], str]:
@@ -87,11 +253,11 @@ def gather(args: argparse.Namespace) -> tuple[Any, list[dict[str, Any]], str]:
         from gpu_dra.cli.cluster import ClusterError, read_cluster
 
         try:
-            objects_read, notes = read_cluster(args.kubeconfig, args.context)
+            objects_read, notes = read_cluster(args.kubeconfig, args.context, args.request_timeout)
         except ClusterError as error:
             raise UsageError(str(error)) from None
         sources.append(("cluster", [Located(obj, {}) for obj in objects_read]))
-        origins.append(f"cluster (context {args.context})" if args.context else "cluster")
+        origins.append(f"cluster (context {cut(args.context)})" if args.context else "cluster")
     objects: list[dict[str, Any]] = []
     devices = inv.Inventory(notes=notes)
     for name, documents in sources:
@@ -100,10 +266,10 @@ def gather(args: argparse.Namespace) -> tuple[Any, list[dict[str, Any]], str]:
         except InventoryError as error:
             raise UsageError(str(error)) from None
         devices.devices.extend(found.devices)
-        for document in documents:
-            objects.extend(dict(obj) for obj in inv.objects_in_document(document.data)
-                           if obj.get("kind") != "ResourceSlice")
-    validate_objects(objects)
+        mine = [dict(obj) for document in documents for obj in inv.objects_in_document(document.data)
+                if obj.get("kind") != "ResourceSlice"]
+        validate_objects(mine, name)
+        objects += mine
     origin = ", ".join(origins)
     if args.stack:
         from gpu_dra.core.config.loader import load_stack
@@ -120,7 +286,7 @@ def gather(args: argparse.Namespace) -> tuple[Any, list[dict[str, Any]], str]:
     return devices, objects, origin
 
 
-def validate_objects(objects: list[dict[str, Any]]) -> None:
+def validate_objects(objects: list[dict[str, Any]], source: str) -> None:
     """Claims and classes given to explain must have the API's shape; say which one does not, and where."""
     import kubernetes_validate
 
@@ -134,7 +300,7 @@ def validate_objects(objects: list[dict[str, Any]]) -> None:
         except kubernetes_validate.ValidationError as error:
             meta: dict[str, Any] = obj["metadata"] if isinstance(obj.get("metadata"), dict) else {}
             location = ".".join(str(p) for p in error.path) or "(object)"
-            raise UsageError(f"{obj.get('kind')} {meta.get('name', '?')}: {location}: {error.message} "
-                             "(`gpu-dra lint` shows every problem)") from None
+            raise UsageError(f"{cut(source)}: {obj.get('kind')} {cut(str(meta.get('name', '?')), 80)}: {location}: "
+                             f"{cut(error.message)} (`gpu-dra lint` shows every problem)") from None
         except (kubernetes_validate.SchemaNotFoundError, kubernetes_validate.InvalidSchemaError) as error:
-            raise UsageError(f"{obj.get('kind')}: {error}") from None
+            raise UsageError(f"{cut(source)}: {obj.get('kind')}: {cut(str(error))}") from None

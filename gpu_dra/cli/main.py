@@ -10,17 +10,37 @@ import argparse
 import os
 import sys
 import traceback
+from typing import NoReturn
 
 from gpu_dra import __version__
 from gpu_dra.cli.commands import check, explain, inventory, lint, logs, preview, render, schema
-from gpu_dra.cli.common import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, UsageError
+from gpu_dra.cli.common import (
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    UsageError,
+    check_stack_name,
+    cut,
+    end_on_interrupt,
+    end_process,
+    message_text,
+    printable_output,
+)
 from gpu_dra.core.findings import ConfigError
 
 VERBS = (preview, render, lint, check, inventory, explain, logs, schema)
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse echoes a rejected argument whole: a 5,000-character --format would fill the screen."""
+
+    def error(self, message: str) -> NoReturn:
+        super().error(cut(message, 300))
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="gpu-dra", description="GPU scheduling on EKS with Kubernetes DRA.")
+    parser = _Parser(prog="gpu-dra", description="GPU scheduling on EKS with Kubernetes DRA.")
     parser.add_argument("--version", action="version", version=f"gpu-dra {__version__}")
     parser.add_argument("--project-dir", help="the gpu-dra project (default: found from the current directory)")
     parser.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
@@ -30,28 +50,48 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def _report(message: str) -> None:
+    print(message_text(message), file=sys.stderr)
+
+
+def execute(argv: list[str] | None = None) -> int:
+    """Run one command and return its exit code; what it prints is escaped (see `printable_output`)."""
+    with printable_output():
+        args = build_parser().parse_args(argv)
+        try:
+            # Every verb's --stack names a file: check it once here, before any path is built from it.
+            if isinstance(getattr(args, "stack", None), str):
+                check_stack_name(args.stack)
+            return int(args.func(args))
+        except KeyboardInterrupt:  # first: whatever else it interrupted, the user asked to stop
+            return EXIT_INTERRUPTED
+        except ConfigError as error:
+            _report(str(error))
+            return EXIT_USAGE
+        except UsageError as error:
+            _report(f"gpu-dra: {error}")
+            return EXIT_USAGE
+        except BrokenPipeError:  # the reader (head, less) went away: nothing left to say
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return EXIT_OK
+        except Exception as error:  # a bug in gpu-dra, not a user mistake
+            if args.debug:
+                traceback.print_exc()
+            _report(f"gpu-dra: internal error: {type(error).__name__}: {error} (rerun with --debug for the "
+                    "traceback; please report it)")
+            return EXIT_INTERNAL
+
+
+def main(argv: list[str] | None = None) -> NoReturn:
+    """The `gpu-dra` command: Ctrl-C ends it at once with exit 130, and it ends without waiting for Pulumi's threads
+    (`common.end_process`)."""
+    end_on_interrupt()
     try:
-        return int(args.func(args))
-    except ConfigError as error:
-        print(error, file=sys.stderr)
-        return EXIT_USAGE
-    except UsageError as error:
-        print(f"gpu-dra: {error}", file=sys.stderr)
-        return EXIT_USAGE
-    except KeyboardInterrupt:
-        return EXIT_INTERRUPTED
-    except BrokenPipeError:  # the reader (head, less) went away: nothing left to say
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return EXIT_OK
-    except Exception as error:  # a bug in gpu-dra, not a user mistake
-        if args.debug:
-            traceback.print_exc()
-        print(f"gpu-dra: internal error: {type(error).__name__}: {error} (rerun with --debug for the traceback; "
-              "please report it)", file=sys.stderr)
-        return EXIT_INTERNAL
+        code = execute(argv)
+    except SystemExit as exit:  # argparse: --help, --version, a usage error (already printed)
+        code = exit.code if isinstance(exit.code, int) else EXIT_USAGE if exit.code else EXIT_OK
+    end_process(code)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -14,6 +14,8 @@ from typing import Any
 
 import yaml
 
+from gpu_dra.cli.common import cut, uninterrupted
+
 RECORD = ".gpu-dra-files"
 _HEADER = "# Files gpu-dra wrote here; the next render or preview replaces and prunes these, nothing else.\n"
 
@@ -85,9 +87,13 @@ def _atomic_write(path: Path, text: str) -> None:
 
 def write_manifests(objects: list[dict[str, Any]], out: Path) -> list[Path]:
     """One YAML file per object under `out/<namespace or _cluster>/`; files of an earlier run that are no longer
-    produced are pruned. Raises OutputError, having written nothing, when a file would replace one of the user's."""
-    if out.exists() and not out.is_dir():
-        raise OutputError(f"{out} is a file; --out takes a folder")
+    produced are pruned. Raises OutputError, having written nothing, when a file would replace one of the user's.
+    A Ctrl-C while the files are written ends the run once they all are, so the folder holds one run's output."""
+    try:
+        if out.exists() and not out.is_dir():
+            raise OutputError(f"{cut(str(out))} is a file; --out takes a folder")
+    except OSError as error:  # a name too long, a folder that cannot be searched
+        raise OutputError(f"--out {cut(str(out))}: {error.strerror or error}") from None
     files: dict[str, str] = {}
     for obj in objects:
         meta = obj.get("metadata", {})
@@ -101,23 +107,30 @@ def write_manifests(objects: list[dict[str, Any]], out: Path) -> list[Path]:
     # A file already holding exactly what would be written loses nothing (an output folder from before the record).
     foreign = sorted(p for p in files if p not in previous and (out / p).exists() and not _holds(out / p, files[p]))
     if foreign:
-        raise OutputError(f"{out / foreign[0]} exists and gpu-dra did not write it (it is not listed in "
-                          f"{out / RECORD}); move it away or choose another --out. Nothing was written")
+        raise OutputError(f"{cut(str(out / foreign[0]))} exists and gpu-dra did not write it (it is not listed in "
+                          f"{cut(str(out / RECORD))}); move it away or choose another --out. Nothing was written")
     try:
-        out.mkdir(parents=True, exist_ok=True)
-        _write_record(out, previous | set(files))  # first: an interrupted run still owns what it wrote
-        written = []
-        for relative, text in files.items():
-            path = out / relative
-            path.parent.mkdir(parents=True, exist_ok=True)
-            _atomic_write(path, text)
-            written.append(path)
-        for relative in sorted(previous - set(files)):
-            stale = out / relative
-            stale.unlink(missing_ok=True)
-            if stale.parent != out and stale.parent.is_dir() and not any(stale.parent.iterdir()):
-                stale.parent.rmdir()
-        _write_record(out, set(files))
+        with uninterrupted():
+            written = _write(files, previous, out)
     except OSError as error:
-        raise OutputError(f"cannot write to {out}: {error.strerror or error}") from None
+        raise OutputError(f"cannot write to {cut(str(out))}: {error.strerror or error}") from None
+    return written
+
+
+def _write(files: dict[str, str], previous: set[str], out: Path) -> list[Path]:
+    """Write `files` (relative path -> text) and prune what `previous` listed and this run no longer writes."""
+    out.mkdir(parents=True, exist_ok=True)
+    _write_record(out, previous | set(files))  # first: a run that fails half-way still owns what it wrote
+    written = []
+    for relative, text in files.items():
+        path = out / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _atomic_write(path, text)
+        written.append(path)
+    for relative in sorted(previous - set(files)):
+        stale = out / relative
+        stale.unlink(missing_ok=True)
+        if stale.parent != out and stale.parent.is_dir() and not any(stale.parent.iterdir()):
+            stale.parent.rmdir()
+    _write_record(out, set(files))
     return written

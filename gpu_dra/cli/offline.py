@@ -6,12 +6,17 @@ are not advertised by the monitor, so inputs carry URN strings and the registrat
 loop: the default MockMonitor deserializes resource references on an executor thread (pulumi/pulumi
 sdk/python/lib/pulumi/runtime/mocks.py; the mechanism of pulumi/pulumi#6465), which intermittently failed with "got
 Future attached to a different loop" here (docs/sources.md#pulumi-engine-facts).
+
+Secrets never leave the run: a secret input or output is recorded as `[secret]`, and config the stack file keeps
+under `secure:` is marked secret for the program, as the Pulumi CLI marks it.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import runpy
+import sys
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,9 +30,11 @@ from pulumi.runtime.settings import get_project, get_root_resource, get_stack, s
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
+from gpu_dra.core.config.loader import SECRET_PLACEHOLDER
 from gpu_dra.core.data import plain
 
 PROJECT = "gpu-dra"
+SECRET = "[secret]"  # what is recorded in place of a secret value
 MOCK_ACCOUNT = "123456789012"
 MOCK_KUBECONFIG = {"apiVersion": "v1", "kind": "Config", "clusters": [], "contexts": [], "users": []}
 
@@ -47,6 +54,7 @@ class Registration:
     replace_on_changes: tuple[str, ...] = ()
     delete_before_replace: bool = False
     aliases: tuple[str, ...] = ()  # the URNs the engine matches old state against
+    additional_secret_outputs: tuple[str, ...] = ()  # outputs the engine stores encrypted
 
 
 @dataclass
@@ -106,7 +114,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
             raise ValueError(f"duplicate resource URN {urn}")
         response = super().RegisterResource(request)
         if request.type != "pulumi:pulumi:Stack":
-            inputs = rpc.deserialize_properties(request.object)
+            inputs = _redacted(rpc.deserialize_properties(request.object))
             with self._lock:
                 self.registrations.append(Registration(
                     type=request.type, name=request.name, urn=response.urn, parent=request.parent,
@@ -114,7 +122,8 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                     dependencies=tuple(sorted(request.dependencies)), id=response.id, provider=request.provider,
                     replace_on_changes=tuple(request.replaceOnChanges),
                     delete_before_replace=bool(request.deleteBeforeReplace),
-                    aliases=tuple(self._alias_urn(request, alias) for alias in request.aliases)))
+                    aliases=tuple(self._alias_urn(request, alias) for alias in request.aliases),
+                    additional_secret_outputs=tuple(request.additionalSecretOutputs)))
         return response
 
     def _alias_urn(self, request: Any, alias: Any) -> str:
@@ -129,6 +138,41 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         return "::".join([f"urn:pulumi:{spec.stack or get_stack()}", spec.project or get_project(), qualified, name])
 
 
+def _redacted(value: Any) -> Any:
+    """`value` with every secret (as `rpc.deserialize_properties` wraps them) replaced by SECRET."""
+    if rpc.is_rpc_secret(value):
+        return SECRET
+    if isinstance(value, dict):
+        return {key: _redacted(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_redacted(item) for item in value]
+    return value
+
+
+async def _exported(outputs: dict[str, Any]) -> dict[str, Any]:
+    """The stack outputs' values, secret ones as SECRET."""
+    values = {}
+    for key, value in outputs.items():
+        output = pulumi.Output.from_input(value)
+        values[key] = SECRET if await output.is_secret() else await output.future()
+    return values
+
+
+class _ProgramMessages(logging.Handler):
+    """The program's `pulumi.log` warnings and errors under mocks, on stderr as gpu-dra's own read."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        print(f"gpu-dra: {record.levelname.lower()}: {record.getMessage()}", file=sys.stderr)
+
+
+def _program_log() -> logging.Logger:
+    log = logging.getLogger("gpu_dra.program")
+    if not log.handlers:
+        log.addHandler(_ProgramMessages())
+        log.propagate = False
+    return log
+
+
 def engine_config(values: dict[str, Any]) -> dict[str, str]:
     """Config as the Pulumi CLI hands it to a program: scalars as text, objects and lists JSON-encoded."""
     return {key: value if isinstance(value, str) else json.dumps(value) for key, value in values.items()}
@@ -137,11 +181,13 @@ def engine_config(values: dict[str, Any]) -> dict[str, str]:
 def run_program(root: Path, stack: str, config: dict[str, Any], validated: Any = None) -> ProgramRun:
     """Run `<root>/__main__.py` for `stack` with `config` (`gpu-dra:key` -> value) under mocks. `validated`: the
     Stack the caller already loaded from that config, handed to the program so it is not validated twice."""
-    pulumi.runtime.set_all_config(engine_config(config))
+    pulumi.runtime.set_all_config(engine_config(config),
+                                  [key for key, value in config.items() if value == SECRET_PLACEHOLDER])
     mocks = _Mocks()
     monitor = RecordingMonitor(mocks)
     set_root_resource(None)  # type: ignore[arg-type]  # a fresh root stack per run, so runs never share outputs
-    pulumi.runtime.set_mocks(mocks, project=PROJECT, stack=stack, preview=False, monitor=monitor)
+    pulumi.runtime.set_mocks(mocks, project=PROJECT, stack=stack, preview=False, monitor=monitor,
+                             logger=_program_log())
     program = str(root / "__main__.py")
 
     def program_main() -> None:
@@ -149,7 +195,6 @@ def run_program(root: Path, stack: str, config: dict[str, Any], validated: Any =
 
     _sync_await(run_pulumi_func(program_main))
     root_stack = get_root_resource()
-    exported = getattr(root_stack, "outputs", {})
-    outputs = _sync_await(pulumi.Output.from_input(exported).future()) if exported else {}
+    outputs = _sync_await(_exported(getattr(root_stack, "outputs", None) or {}))
     resources = sorted(monitor.registrations, key=lambda r: r.urn)
-    return ProgramRun(stack=stack, resources=resources, outputs=plain(outputs or {}))
+    return ProgramRun(stack=stack, resources=resources, outputs=plain(outputs))

@@ -6,7 +6,7 @@ import argparse
 import json
 from typing import Any
 
-from gpu_dra.cli.common import EXIT_FINDINGS, EXIT_OK, UsageError, cluster_options, gather
+from gpu_dra.cli.common import EXIT_FINDINGS, EXIT_OK, UsageError, cluster_options, cut, gather
 
 EXAMPLES = """examples:
   gpu-dra explain --stack prod
@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
     if args.claim:
         claims = [c for c in claims if args.claim in (c.name, c.name.rsplit("/", 1)[-1])]
         if not claims:
-            raise UsageError(f"no claim or claim template named {args.claim!r} in the inputs")
+            raise UsageError(f"no claim or claim template named {cut(args.claim, 100)!r} in the inputs")
     if not claims:
         raise UsageError("no ResourceClaim or ResourceClaimTemplate in the inputs (give files, or --stack)")
     explainer = Explainer(classes_from_objects(objects))

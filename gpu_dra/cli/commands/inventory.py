@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
-from gpu_dra.cli.common import EXIT_OK, cluster_options, gather
+from gpu_dra.cli.common import EXIT_OK, cluster_options, devices_json, gather
 
 EXAMPLES = """examples:
   kubectl get resourceslices -o json > slices.json && gpu-dra inventory slices.json
@@ -31,10 +30,10 @@ def run(args: argparse.Namespace) -> int:
     for device in devices.devices:
         by_node.setdefault(device.node, []).append(device)
     if args.format == "json":
-        print(json.dumps({"source": origin, "notes": devices.notes, "nodes": [
+        print(devices_json({"source": origin, "notes": devices.notes, "nodes": [
             {"name": node, "devices": [{"driver": d.driver, "pool": d.pool, "name": d.name,
                                         "attributes": d.attributes, "capacity": d.capacity} for d in items]}
-            for node, items in sorted(by_node.items())]}, separators=(",", ":")))
+            for node, items in sorted(by_node.items())]}, devices.devices, separators=(",", ":")))
         return EXIT_OK
     print(f"Inventory from {origin}: {len(by_node)} node(s), {len(devices.devices)} device(s)")
     for note in devices.notes:
