@@ -1,21 +1,18 @@
-"""allocate_claims beyond upstream's table: the real EKS p5 dump with devices held by other claims, pods with
-several claims, a network-attached slice, partitionable (MIG-shaped) devices with taints, and what the typed
-objects cannot tell."""
+"""allocate_claims beyond upstream's table: the real EKS p5 dump with devices held by other claims, tainted and
+tolerated, and with capacity requests; pods with several claims, a network-attached slice, partitionable
+(MIG-shaped) devices with taints, devices shared by several claims."""
 
 from __future__ import annotations
 
+import copy
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from gpu_dra.core.analysis.allocator import (
-    AllocationError,
-    Features,
-    NotModelled,
-    allocate_claims,
-)
+from gpu_dra.core.analysis.allocator import AllocationError, Features, allocate_claims
 from gpu_dra.core.analysis.pools import Node
 from gpu_dra.core.dra.objects import AllocatedDevice, ResourceClaim, ResourceSlice, claim_from_devices, parse_slice
 from gpu_dra.core.facts import nvidia
@@ -27,8 +24,14 @@ ALL_ON = Features(admin_access=True, prioritized_list=True, partitionable_device
                   consumable_capacity=True)
 
 
-def p5_slices() -> list[ResourceSlice]:
-    items = yaml.safe_load(P5.read_text())["items"]
+def p5_slices(taints: dict[str, list[dict[str, str]]] | None = None) -> list[ResourceSlice]:
+    """The real dump, with `taints` (device name -> taints) put on its GPUs as the driver or a DeviceTaintRule
+    would."""
+    items = copy.deepcopy(yaml.safe_load(P5.read_text())["items"])
+    for item in items:
+        for device in item["spec"]["devices"]:
+            if item["spec"]["driver"] == "gpu.nvidia.com" and device["name"] in (taints or {}):
+                device["taints"] = (taints or {})[device["name"]]
     return [parse_slice(item, P5.name) for item in items]
 
 
@@ -173,22 +176,55 @@ def test_a_tainted_partition_keeps_its_counters_taken_as_upstream_does() -> None
     assert [d.device for d in ignored.devices] == ["gpu-0-mig-a"]  # DRADeviceTaints off: taints do not count
 
 
-def test_what_the_typed_objects_do_not_carry_is_said_not_guessed() -> None:
-    node = Node("n1", {})
-    tainted = _slice("t", [{"name": "gpu-0", **GPU, "taints": [{"key": "k", "value": "v", "effect": "NoExecute"}]}],
-                     nodeName="n1")
-    tolerant = gpus("ml/a", tolerations=[{"key": "k", "operator": "Exists"}])
-    with pytest.raises(NotModelled, match="claim ml/a, request gpu: whether its tolerations tolerate the taints of "
-                                          "device gpu.nvidia.com/pool/gpu-0 is not read yet"):
-        allocate_claims([tolerant], [tainted], node, CLASSES, [], ALL_ON)
-    assert allocate_claims([gpus("ml/b")], [tainted], node, CLASSES, [], ALL_ON) is None
-    sized = gpus("ml/c", capacity={"requests": {"memory": "10Gi"}})
-    plain = _slice("p", [{"name": "gpu-0", **GPU}], nodeName="n1")
-    with pytest.raises(NotModelled, match="claim ml/c, request gpu: requests device capacity"):
-        allocate_claims([sized], [plain], node, CLASSES, [], ALL_ON)
+XID = {"key": "nvidia.com/gpu.xid", "value": "79", "effect": "NoExecute"}
+
+
+@pytest.mark.parametrize("tolerations,allocated", [
+    ([], False),
+    ([{"key": "nvidia.com/gpu.xid", "operator": "Equal", "value": "79", "effect": "NoExecute"}], True),
+    ([{"key": "nvidia.com/gpu.xid", "value": "79"}], True),  # no operator: Equal; no effect: any
+    ([{"key": "nvidia.com/gpu.xid", "operator": "Exists", "tolerationSeconds": 300}], True),
+    ([{"operator": "Exists"}], True),  # no key with Exists: every taint
+    ([{"key": "nvidia.com/gpu.xid", "value": "48"}], False),
+    ([{"key": "nvidia.com/gpu.xid", "operator": "Exists", "effect": "NoSchedule"}], False),
+])
+def test_a_request_takes_a_tainted_p5_gpu_only_if_it_tolerates_the_taint(tolerations: list[dict[str, Any]],
+                                                                         allocated: bool) -> None:
+    slices, busy = p5_slices({"gpu-7": [XID]}), held(*range(7))
+    claim = gpus("ml/a", tolerations=tolerations)
+    result = allocate_claims([claim], slices, P5_NODE, CLASSES, busy, Features(device_taints=True))
+    assert ([d.device for d in result[0].devices] if result else None) == (["gpu-7"] if allocated else None)
+    (ignored,) = allocate_claims([claim], slices, P5_NODE, CLASSES, busy, Features()) or []
+    assert [d.device for d in ignored.devices] == ["gpu-7"]  # DRADeviceTaints off: taints do not count
+
+
+def test_every_taint_of_a_device_must_be_tolerated() -> None:
+    """Whatever its effect: upstream allTaintsTolerated checks each taint against the request's tolerations."""
+    drain = {"key": "example.com/drain", "value": "", "effect": "NoSchedule"}
+    slices, busy = p5_slices({"gpu-7": [XID, drain]}), held(*range(7))
+    xid_only = gpus("ml/a", tolerations=[{"key": XID["key"], "operator": "Exists"}])
+    assert allocate_claims([xid_only], slices, P5_NODE, CLASSES, busy, Features(device_taints=True)) is None
+    both = gpus("ml/a", tolerations=[{"key": XID["key"], "operator": "Exists"},
+                                     {"key": "example.com/drain", "operator": "Exists", "effect": "NoSchedule"}])
+    assert allocate_claims([both], slices, P5_NODE, CLASSES, busy, Features(device_taints=True))
+
+
+def test_capacity_requests_on_p5_gpus_need_the_gate_and_must_fit_the_gpu() -> None:
+    """A GPU allocated to one claim (no allowMultipleAllocations) still checks the amount asked against its
+    capacity, and a capacity it does not have refuses it (upstream CmpRequestOverCapacity)."""
+    slices, features = p5_slices(), Features(consumable_capacity=True)
+    (fits,) = allocate_claims([gpus("ml/a", capacity={"requests": {"memory": "40Gi"}})], slices, P5_NODE, CLASSES,
+                              [], features) or []
+    assert [d.device for d in fits.devices] == ["gpu-0"] and not fits.devices[0].shared
+    assert fits.devices[0].consumed_capacity == {}  # only shares record what they consume
+    assert allocate_claims([gpus("ml/b", capacity={"requests": {"memory": "100Gi"}})], slices, P5_NODE, CLASSES,
+                           [], features) is None
+    assert allocate_claims([gpus("ml/c", capacity={"requests": {"cores": "1"}})], slices, P5_NODE, CLASSES,
+                           [], features) is None
     with pytest.raises(AllocationError, match="has capacity requests, but the DRAConsumableCapacity feature is "
                                               "disabled"):
-        allocate_claims([sized], [plain], node, CLASSES, [], Features())
+        allocate_claims([gpus("ml/a", capacity={"requests": {"memory": "40Gi"}})], slices, P5_NODE, CLASSES, [],
+                        Features())
 
 
 def _distinct(count: int) -> ResourceClaim:
@@ -216,5 +252,25 @@ def test_allow_multiple_allocations_shares_a_device_only_with_consumable_capacit
     shared = _slice("s", [{"name": "gpu-0", **GPU, "allowMultipleAllocations": True}], nodeName="n1")
     pod = [gpus("ml/a"), gpus("ml/b")]
     results = allocate_claims(pod, [shared], node, CLASSES, [], Features(consumable_capacity=True)) or []
-    assert [[d.device for d in r.devices] for r in results] == [["gpu-0"], ["gpu-0"]]
+    assert [[(d.device, d.shared) for d in r.devices] for r in results] == [[("gpu-0", True)], [("gpu-0", True)]]
     assert allocate_claims(pod, [shared], node, CLASSES, [], Features()) is None
+
+
+def test_shares_consume_capacity_rounded_up_by_the_policy_and_existing_shares_count() -> None:
+    """MPS-style sharing: each share takes what it asks, rounded up to the policy's step; shares held by other
+    claims (a shareID in their allocation) leave only the rest; with the gate off such a result holds the device."""
+    node = Node("n1", {})
+    policy = {"default": "10Gi", "validRange": {"min": "10Gi", "max": "80Gi", "step": "10Gi"}}
+    shared = _slice("s", [{"name": "gpu-0", **GPU, "allowMultipleAllocations": True,
+                           "capacity": {"memory": {"value": "80Gi", "requestPolicy": policy}}}], nodeName="n1")
+    features = Features(consumable_capacity=True)
+    ask = [gpus(f"ml/{name}", capacity={"requests": {"memory": "25Gi"}}) for name in "abc"]
+    results = allocate_claims(ask[:2], [shared], node, CLASSES, [], features) or []
+    assert [r.devices[0].consumed_capacity for r in results] == [{"memory": Decimal(30 * 2**30)}] * 2
+    assert allocate_claims(ask, [shared], node, CLASSES, [], features) is None  # 3 x 30Gi > 80Gi
+    (default,) = allocate_claims([gpus("ml/d")], [shared], node, CLASSES, [], features) or []
+    assert default.devices[0].consumed_capacity == {"memory": Decimal(10 * 2**30)}
+    other = [AllocatedDevice("gpu.nvidia.com", "pool", "gpu-0", share_id="5f0c", consumed_capacity={"memory": "60Gi"})]
+    assert allocate_claims(ask[:1], [shared], node, CLASSES, other, features) is None  # 60Gi + 30Gi > 80Gi
+    assert allocate_claims([gpus("ml/d")], [shared], node, CLASSES, other, features)
+    assert allocate_claims([gpus("ml/d")], [shared], node, CLASSES, other, Features()) is None

@@ -10,10 +10,13 @@ import yaml
 
 from gpu_dra.core.dra.objects import (
     AllocatedDevice,
+    CapacityRange,
+    CapacityRequestPolicy,
     Constraint,
     CounterConsumption,
     DeviceChoice,
     DeviceTaint,
+    DeviceToleration,
     NodeSelection,
     ObjectError,
     parse_claim,
@@ -76,6 +79,33 @@ def test_partitionable_devices_counters_taints_and_per_device_nodes() -> None:
                                                                                  "memory-slice-0": "1"}),)
     assert device.taints == (DeviceTaint("example.com/unhealthy", "ecc", "NoSchedule"),)
     assert device.node_selection == NodeSelection(node_name="n1")
+    assert parsed.per_device_node_selection and not parse_slice(GPU_SLICE, "p5.yaml").per_device_node_selection
+
+
+SHARED_AND_BOUND = {
+    "apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "mps"},
+    "spec": {"driver": "gpu.nvidia.com", "pool": {"name": "n1"}, "nodeName": "n1", "devices": [
+        {"name": "gpu-0", "allowMultipleAllocations": True,
+         "capacity": {"memory": {"value": "80Gi", "requestPolicy": {
+             "default": "10Gi", "validRange": {"min": "10Gi", "max": "80Gi", "step": "10Gi"}}},
+                      "cores": {"value": "132", "requestPolicy": {"validValues": ["33", "66", "132"]}},
+                      "uuid": {"value": "1"}}},
+        {"name": "fabric-0", "bindsToNode": True, "bindingConditions": ["FabricAttached"],
+         "bindingFailureConditions": ["FabricFailed"]}]},
+}
+
+
+def test_capacity_request_policies_and_binding_conditions_in_v1_and_v1beta1() -> None:
+    parsed = parse_slice(SHARED_AND_BOUND, "mps.yaml")
+    assert parse_slice(as_v1beta1(SHARED_AND_BOUND), "mps.yaml") == parsed
+    gpu, fabric = parsed.devices
+    assert gpu.capacity == {"memory": "80Gi", "cores": "132", "uuid": "1"}
+    assert gpu.request_policies == {
+        "memory": CapacityRequestPolicy("10Gi", CapacityRange("10Gi", "80Gi", "10Gi")),
+        "cores": CapacityRequestPolicy(valid_values=("33", "66", "132"))}
+    assert (gpu.binding_conditions, gpu.binds_to_node) == ((), False)
+    assert (fabric.binding_conditions, fabric.binding_failure_conditions) == (("FabricAttached",), ("FabricFailed",))
+    assert fabric.binds_to_node and fabric.request_policies == {}
 
 
 def test_node_selector_and_all_nodes_slices() -> None:
@@ -95,6 +125,10 @@ def test_node_selector_and_all_nodes_slices() -> None:
     ({"driver": "d", "pool": {"name": "p", "generation": "new"}}, "spec.pool.generation and resourceSliceCount"),
     ({"driver": "d", "devices": [{"name": "g", "taints": "bad"}]}, "spec.devices[0].taints must be a list"),
     ({"driver": "d", "sharedCounters": [{"name": "c", "counters": []}]}, "spec.sharedCounters[0].counters must be"),
+    ({"driver": "d", "devices": [{"name": "g", "capacity": {"m": {"value": "1", "requestPolicy": "any"}}}]},
+     "spec.devices[0].capacity.m.requestPolicy must be a mapping"),
+    ({"driver": "d", "devices": [{"name": "g", "bindingConditions": "Ready"}]},
+     "spec.devices[0].bindingConditions must be a list"),
 ])
 def test_malformed_slices_name_the_slice_and_the_field(spec: Any, message: str) -> None:
     with pytest.raises(ObjectError, match=message.replace("[", r"\[").replace("]", r"\]")):
@@ -145,6 +179,13 @@ def test_a_live_claims_allocation() -> None:
     claim = parse_claim(live)
     assert claim is not None and claim.allocated == (AllocatedDevice("gpu.nvidia.com", "node-1", "gpu-0"),
                                                      AllocatedDevice("gpu.nvidia.com", "node-1", "gpu-1", True))
+    live["status"]["allocation"]["devices"]["results"] = [
+        {"request": "gpu", "driver": "gpu.nvidia.com", "pool": "node-1", "device": "gpu-2",
+         "shareID": "0c6f7a9e-5a4b-4f0e-9d59-1d0f3f0e9b11", "consumedCapacity": {"memory": "20Gi"}}]
+    shared = parse_claim(live)
+    assert shared is not None and shared.allocated == (AllocatedDevice(
+        "gpu.nvidia.com", "node-1", "gpu-2", share_id="0c6f7a9e-5a4b-4f0e-9d59-1d0f3f0e9b11",
+        consumed_capacity={"memory": "20Gi"}),)
     assert parse_claim({"kind": "DeviceClass"}) is None
 
 
@@ -209,6 +250,55 @@ def test_the_fields_feature_gates_guard_are_kept_per_choice() -> None:
     (exactly,), (big,) = (request.choices for request in claim.requests)
     assert (exactly.has_tolerations, exactly.requests_capacity) == (True, False)
     assert (big.has_tolerations, big.requests_capacity) == (False, True)
+
+
+SHARING_TEXT = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: share, namespace: ml}
+spec:
+  devices:
+    requests:
+    - name: gpu
+      exactly:
+        deviceClassName: gpu.nvidia.com
+        adminAccess: false
+        capacity: {requests: {memory: 20Gi}}
+        tolerations:
+        - {key: nvidia.com/gpu.xid, operator: Equal, value: "79", effect: NoExecute, tolerationSeconds: 300}
+        - {operator: Exists}
+        selectors:
+        - {}
+        - cel: {expression: "device.allowMultipleAllocations"}
+"""
+
+
+def test_tolerations_capacity_requests_admin_access_and_unknown_selectors_with_their_paths() -> None:
+    """As written, in v1 and in v1beta1 (on the request), each toleration at its line; a selector without `cel`
+    is kept by its index so that the allocator can refuse it as upstream does."""
+    (document,) = parse_documents(SHARING_TEXT, "share.yaml")
+    claim = parse_claim(document.data)
+    assert claim is not None
+    ((choice,),) = (request.choices for request in claim.requests)
+    assert choice.tolerations == (DeviceToleration("nvidia.com/gpu.xid", "Equal", "79", "NoExecute", 300),
+                                  DeviceToleration(operator="Exists"))
+    assert [document.line(t.path) for t in choice.tolerations] == [
+        _line_of(SHARING_TEXT, "tolerationSeconds"), _line_of(SHARING_TEXT, "{operator: Exists}")]
+    assert choice.capacity_requests == {"memory": "20Gi"} and choice.requests_capacity and choice.has_tolerations
+    assert (choice.written_admin_access, choice.admin_access) == (False, False)
+    assert choice.unknown_selectors == (0,) and choice.selectors == ("device.allowMultipleAllocations",)
+    assert document.line((*choice.path, "selectors", 0)) == _line_of(SHARING_TEXT, "- {}")
+    old = copy.deepcopy(document.data)
+    old["apiVersion"] = "resource.k8s.io/v1beta1"
+    request = old["spec"]["devices"]["requests"][0]
+    request.update(request.pop("exactly"))
+    parsed_old = parse_claim(old)
+    assert parsed_old == claim
+    assert parsed_old is not None and parsed_old.requests[0].choices[0].tolerations[1].path == (
+        "spec", "devices", "requests", 0, "tolerations", 1)
+    plain = parse_claim(V1_TEMPLATE)
+    assert plain is not None and plain.requests[0].choices[0].written_admin_access is None
+    assert plain.requests[0].choices[0].capacity_requests is None and not plain.requests[0].choices[0].tolerations
 
 
 def test_request_fields_on_the_request_keep_the_path_they_were_written_at() -> None:

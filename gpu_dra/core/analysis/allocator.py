@@ -2,20 +2,21 @@
 @v0.34.9 structured/internal/experimental/allocator_experimental.go; docs/sources.md#the-structured-allocator).
 
 `allocate_claims` is the faithful core: all claims of a pod together on one node, from the pools the node reaches,
-with admin access, firstAvailable alternatives, constraints, shared counters, device taints and devices allocated
-more than once, each behind its feature switch; it is checked case by case against upstream's own test table
-(tests/test_allocator_upstream.py). `allocate` is the search explain still runs over inventory devices of one
-claim on one node (requests in order, ExactCount and All, firstAvailable in order, matchAttribute and
-distinctAttribute, devices in use skipped unless the request has admin access, first full solution wins) until
-explain moves onto the core.
+with admin access, firstAvailable alternatives, constraints, shared counters, device taints and tolerations, binding
+conditions, and devices allocated more than once with their consumable capacity, each behind its feature switch; it
+is checked case by case against upstream's own test table (tests/test_allocator_upstream.py). `allocate` is the
+search explain still runs over inventory devices of one claim on one node (requests in order, ExactCount and All,
+firstAvailable in order, matchAttribute and distinctAttribute, devices in use skipped unless the request has admin
+access, first full solution wins) until explain moves onto the core.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from itertools import combinations
+from math import ceil
 from typing import Any
 
 from gpu_dra.core.analysis.inventory import Device
@@ -26,13 +27,15 @@ from gpu_dra.core.analysis.pools import (
     gather_pools,
     node_matches,
     node_selector_for,
-    per_device_node_selection,
 )
 from gpu_dra.core.dra.cel import CompiledSelector, CompileError, DeviceView, compile_selector, device_view, evaluate
 from gpu_dra.core.dra.objects import (
     AllocatedDevice,
+    CapacityRequestPolicy,
     Constraint,
     DeviceChoice,
+    DeviceTaint,
+    DeviceToleration,
     ResourceClaim,
     ResourceSlice,
     SliceDevice,
@@ -117,20 +120,19 @@ def allocate(requests: Sequence[tuple[str, Sequence[Choice]]], constraints: Sequ
 
 MAX_RESULTS = 32  # AllocationResultsMaxSize: devices one claim's allocation may hold
 KNOWN_KINDS = ("int", "bool", "string", "version")  # attribute types constraints compare
-BLOCKING_EFFECTS = ("NoSchedule", "NoExecute")  # taint effects that keep a device from being allocated
 
 
 @dataclass(frozen=True)
 class Features:
-    """The allocator's switches (upstream `structured.Features`), each set by the feature gate named beside it.
-    Binding conditions (DRADeviceBindingConditions, DRAResourceClaimDeviceStatus) are not modelled: the typed
-    slices do not carry them."""
+    """The allocator's switches (upstream `structured.Features`), each set by the feature gate named beside it."""
 
     admin_access: bool = False  # DRAAdminAccess
     prioritized_list: bool = False  # DRAPrioritizedList
     partitionable_devices: bool = False  # DRAPartitionableDevices
     device_taints: bool = False  # DRADeviceTaints
     consumable_capacity: bool = False  # DRAConsumableCapacity
+    device_binding: bool = False  # DRADeviceBindingConditions
+    device_status: bool = False  # DRAResourceClaimDeviceStatus
 
 
 class AllocationError(ValueError):
@@ -144,8 +146,9 @@ class AllocationError(ValueError):
 
 
 class NotModelled(Exception):
-    """The verdict depends on what the typed objects do not carry (request tolerations meeting a device taint,
-    capacity requests), so gpu-dra cannot tell what the scheduler decides; it says so rather than guess."""
+    """The verdict would depend on what the typed objects do not carry, so gpu-dra would say so rather than guess.
+    Since objects.py carries tolerations, capacity requests and policies, shares and binding conditions, nothing
+    raises it; it stays while callers of allocate_claims are written against it."""
 
     def __init__(self, claim: str, message: str):
         super().__init__(message)
@@ -154,11 +157,19 @@ class NotModelled(Exception):
 
 @dataclass(frozen=True)
 class DeviceResult:
+    """One entry of the allocation's results. `shared`: a share of a device allocated more than once, to which
+    the scheduler gives a fresh shareID; `consumed_capacity` is set for shares only (upstream consumedCapacity).
+    Binding conditions are copied from the device with DRADeviceBindingConditions on."""
+
     request: str  # "req", or "req/sub" for the firstAvailable alternative chosen
     driver: str
     pool: str
     device: str
     admin_access: bool = False
+    shared: bool = False
+    consumed_capacity: Mapping[str, Decimal] = field(default_factory=dict)  # capacity name -> quantity
+    binding_conditions: tuple[str, ...] = ()
+    binding_failure_conditions: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -176,7 +187,6 @@ class _Device:
     pool: Pool
     slice: ResourceSlice
     device: SliceDevice
-    own_nodes: bool  # the slice selects nodes per device
 
     @property
     def id(self) -> _DeviceId:
@@ -208,6 +218,16 @@ class _Request:
         return f"{self.name}/{self.subrequest}" if self.subrequest else self.name
 
 
+@dataclass(frozen=True)
+class _Picked:
+    """A device being allocated to a request, with what a share of it consumes."""
+
+    request: _Request
+    device: _Device
+    shared: bool
+    consumed: dict[str, Decimal]
+
+
 class _ResultLimit(Exception):
     """The claim would exceed MAX_RESULTS on this path: upstream backtracks further than on a plain failure."""
 
@@ -221,12 +241,23 @@ def allocate_claims(claims: Sequence[ResourceClaim], slices: Sequence[ResourceSl
     """All claims of one pod allocated together on one node, as `Allocator.Allocate(ctx, node, claims)` does
     (kubernetes/dynamic-resource-allocation@v0.34.9 structured/internal/experimental/allocator_experimental.go;
     docs/sources.md#the-structured-allocator): one result per claim in claim order, or None when they do not fit
-    on this node. `classes` maps a DeviceClass to its CEL selectors; `allocated` are the devices existing claims
-    hold (admin-access allocations hold none). Raises AllocationError for input the scheduler refuses everywhere,
-    NotModelled where the answer needs what the typed objects do not carry."""
-    busy = {(a.driver, a.pool, a.device) for a in allocated if not a.admin_access}
+    on this node. `classes` maps a DeviceClass to its CEL selectors; `allocated` are the results of existing
+    claims: admin-access ones hold no device, shares (a share ID, with DRAConsumableCapacity on) hold the capacity
+    they consume, the others the whole device (`foreachAllocatedDevice` in kubernetes/kubernetes
+    pkg/scheduler/framework/plugins/dynamicresources/allocateddevices.go). Raises AllocationError for input the
+    scheduler refuses everywhere."""
+    busy: set[_DeviceId] = set()
+    shares: dict[_DeviceId, list[Mapping[str, str]]] = {}
+    for result in allocated:
+        if result.admin_access:
+            continue
+        device = (result.driver, result.pool, result.device)
+        if features.consumable_capacity and result.share_id is not None:
+            shares.setdefault(device, []).append(result.consumed_capacity)
+        else:
+            busy.add(device)
     return _Allocator(claims, gather_pools(slices, node, features.partitionable_devices), node, classes, busy,
-                      features).run()
+                      shares, features).run()
 
 
 class _Allocator:
@@ -234,19 +265,19 @@ class _Allocator:
     order, then pools, slices and devices as listed); the first full solution wins."""
 
     def __init__(self, claims: Sequence[ResourceClaim], pools: list[Pool], node: Node,
-                 classes: Mapping[str, Sequence[str]], busy: set[_DeviceId], features: Features):
+                 classes: Mapping[str, Sequence[str]], busy: set[_DeviceId],
+                 shares: Mapping[_DeviceId, list[Mapping[str, str]]], features: Features):
         self.claims, self.pools, self.node, self.classes = claims, pools, node, classes
-        self.busy, self.features = busy, features
-        self.devices = [[_Device(pool, s, d, per_device) for s in pool.slices
-                         for per_device in (per_device_node_selection(s),) for d in s.devices] for pool in pools]
+        self.busy, self.shares, self.features = busy, shares, features
+        self.devices = [[_Device(pool, s, d) for s in pool.slices for d in s.devices] for pool in pools]
         self.requests: dict[tuple[int, int, int], _Request] = {}
         self.alternatives: dict[tuple[int, int], int] = {}  # (claim, request) -> number of firstAvailable choices
         self.constraints: list[list[_MatchAttribute | _DistinctAttribute]] = []
         self.allocating: dict[_DeviceId, set[int]] = {}  # device -> claims it is being allocated to
-        self.sharing: dict[_DeviceId, dict[str, Decimal]] = {}  # capacity taken by allocations being made
+        self.sharing: dict[_DeviceId, dict[str, Decimal]] = {}  # capacity taken by shares being allocated
         self.available: dict[str, dict[str, dict[str, Decimal]]] = {}  # slice -> counter set -> counter -> left
         self.consumed: dict[str, dict[str, dict[str, Decimal]]] = {}  # slice -> ... taken by allocations being made
-        self.results: list[list[tuple[_Request, _Device]]] = [[] for _ in claims]
+        self.results: list[list[_Picked]] = [[] for _ in claims]
         self.matches: dict[tuple[_DeviceId, tuple[int, int, int]], bool] = {}
         self.compiled: dict[str, CompiledSelector | CompileError] = {}
         self.views: dict[_DeviceId, DeviceView] = {}
@@ -298,12 +329,13 @@ class _Allocator:
         claim = self.claims[request.claim].name
         where = f"claim {claim}, request {request.label}"
         choice = request.choice
-        if choice.requests_capacity:
-            if not self.features.consumable_capacity:
-                raise self._error(request, f"{where}: has capacity requests, but the DRAConsumableCapacity feature "
-                                           "is disabled")
-            raise NotModelled(claim, f"{where}: requests device capacity, which gpu-dra does not read yet")
-        if choice.admin_access and not self.features.admin_access:
+        if choice.requests_capacity and not self.features.consumable_capacity:
+            raise self._error(request, f"{where}: has capacity requests, but the DRAConsumableCapacity feature is "
+                                       "disabled")
+        if choice.unknown_selectors:
+            raise self._error(request, f"{where}, selector #{choice.unknown_selectors[0]}: CEL expression empty "
+                                       "(unsupported selector type?)")
+        if choice.written_admin_access is not None and not self.features.admin_access:
             raise self._error(request, f"{where}: admin access is requested, but the feature is disabled")
         if not choice.device_class:
             raise self._error(request, f"{where}: missing device class name (unsupported request type?)")
@@ -427,11 +459,9 @@ class _Allocator:
             return None
         if counters and not self._take_counters(request, device):
             return None
-        if self.features.device_taints and any(t.effect in BLOCKING_EFFECTS for t in device.device.taints):
-            if request.choice.has_tolerations:
-                raise NotModelled(self.claims[claim].name, f"claim {self.claims[claim].name}, request "
-                                                           f"{request.label}: whether its tolerations tolerate the "
-                                                           f"taints of device {device.label} is not read yet")
+        if self.features.device_taints and not all(any(_tolerates(toleration, taint)
+                                                        for toleration in request.choice.tolerations)
+                                                    for taint in device.device.taints):
             return None
         constraints = self.constraints[claim]
         for index, constraint in enumerate(constraints):
@@ -451,11 +481,11 @@ class _Allocator:
             if not self._capacity_fits(request, device):
                 return None
             if shared:
-                taken = self._capacity(request, device)
+                taken = self._consumed(request, device)
                 share = self.sharing.setdefault(device.id, {})
                 for name, value in taken.items():
                     share[name] = share.get(name, Decimal(0)) + value
-        self.results[claim].append((request, device))
+        self.results[claim].append(_Picked(request, device, shared, taken))
         kept = len(self.results[claim]) - 1
 
         def undo() -> None:
@@ -475,14 +505,17 @@ class _Allocator:
     # ------------------------------------------------------------------------------------------- device checks
 
     def _selectable(self, request: _Request, device: _Device) -> bool:
-        """Class selectors, then request selectors, then (per-device node selection) the device's own nodes."""
+        """Class selectors, then request selectors, then (per-device node selection) the device's own nodes. A
+        device with binding conditions needs DRADeviceBindingConditions and DRAResourceClaimDeviceStatus."""
+        if device.device.binding_conditions and not (self.features.device_binding and self.features.device_status):
+            return False
         key = (device.id, request.key)
         if key not in self.matches:
             self.matches[key] = (self._selectors_hold(request, device, request.class_selectors, True)
                                  and self._selectors_hold(request, device, request.choice.selectors, False)
-                                 and (not device.own_nodes or (device.device.node_selection is not None
-                                                               and node_matches(self.node,
-                                                                                device.device.node_selection))))
+                                 and (not device.slice.per_device_node_selection
+                                      or (device.device.node_selection is not None
+                                          and node_matches(self.node, device.device.node_selection))))
         return self.matches[key]
 
     def _selectors_hold(self, request: _Request, device: _Device, selectors: Sequence[str], of_class: bool) -> bool:
@@ -512,17 +545,78 @@ class _Allocator:
                 return False
         return True
 
-    def _capacity(self, request: _Request, device: _Device) -> dict[str, Decimal]:
-        """What one allocation consumes of each capacity: all of it, since the typed requests carry no capacity
-        requests and the slices no requestPolicy (upstream fillEmptyRequest)."""
-        return {name: self._quantity(request, f"device {device.label}: capacity {name}", value)
-                for name, value in device.device.capacity.items()}
+    def _consumed(self, request: _Request, device: _Device) -> dict[str, Decimal]:
+        """What one allocation consumes of each capacity of the device (upstream GetConsumedCapacityFromRequest):
+        the request's amount rounded up by the capacity's requestPolicy; where it names none, the policy's
+        default, else all of it."""
+        requests = request.choice.capacity_requests or {}
+        consumed = {}
+        for name, text in device.device.capacity.items():
+            policy = device.device.request_policies.get(name)
+            if name not in requests:
+                default = policy.default if policy and policy.default is not None else text
+                consumed[name] = self._quantity(request, f"device {device.label}: capacity {name}", default)
+                continue
+            asked = self._quantity(request, f"capacity request {name}", requests[name])
+            consumed[name] = self._round_up(request, asked, policy) if policy else asked
+        return consumed
+
+    def _round_up(self, request: _Request, asked: Decimal, policy: CapacityRequestPolicy) -> Decimal:
+        """The smallest amount the policy allows at or above `asked` (upstream roundUpRange, roundUpValidValues);
+        with a step, amounts are whole units as Quantity.Value() takes them."""
+        valid_range = policy.valid_range
+        if valid_range is not None and valid_range.min is not None:
+            minimum = self._quantity(request, "requestPolicy validRange.min", valid_range.min)
+            if asked < minimum:
+                return minimum
+            if valid_range.step is None:
+                return asked
+            step, low = (Decimal(ceil(self._quantity(request, f"requestPolicy validRange.{what}", text)))
+                         for what, text in (("step", valid_range.step), ("min", valid_range.min)))
+            return low + step * ceil((Decimal(ceil(asked)) - low) / step)
+        for text in policy.valid_values:
+            value = self._quantity(request, "requestPolicy validValues", text)
+            if asked <= value:
+                return value
+        return asked
+
+    def _violates(self, request: _Request, amount: Decimal, policy: CapacityRequestPolicy) -> bool:
+        """Upstream violatesPolicy: the default is always allowed; otherwise above validRange.max, off its step,
+        or not one of validValues. (Upstream compares the default as a Go struct, gpu-dra by value.)"""
+        if policy.default is not None and amount == self._quantity(request, "requestPolicy default", policy.default):
+            return False
+        valid_range = policy.valid_range
+        if valid_range is not None:
+            if valid_range.max is not None and amount > self._quantity(request, "requestPolicy validRange.max",
+                                                                         valid_range.max):
+                return True
+            if valid_range.step is not None:
+                step, low = (Decimal(ceil(self._quantity(request, f"requestPolicy validRange.{what}", text or "0")))
+                             for what, text in (("step", valid_range.step), ("min", valid_range.min)))
+                return (Decimal(ceil(amount)) - low) % step != 0
+            return False
+        return bool(policy.valid_values) and all(
+            amount != self._quantity(request, "requestPolicy validValues", text) for text in policy.valid_values)
 
     def _capacity_fits(self, request: _Request, device: _Device) -> bool:
-        """Capacity being allocated plus this allocation within each capacity (upstream CmpRequestOverCapacity)."""
-        share = self.sharing.get(device.id, {})
-        return all(value + share.get(name, Decimal(0)) <= value
-                   for name, value in self._capacity(request, device).items())
+        """Every capacity the request names exists, each amount keeps to its policy, and what existing shares
+        hold, plus shares being allocated, plus this allocation stays within the capacity (upstream
+        CmpRequestOverCapacity)."""
+        requests = request.choice.capacity_requests or {}
+        if any(name not in device.device.capacity for name in requests):
+            return False
+        allocating = self.sharing.get(device.id, {})
+        for name, amount in self._consumed(request, device).items():
+            policy = device.device.request_policies.get(name)
+            if policy is not None and self._violates(request, amount, policy):
+                return False
+            held = sum((self._quantity(request, f"device {device.label}: consumed capacity {name}", share[name])
+                        for share in self.shares.get(device.id, ()) if name in share), Decimal(0))
+            capacity = self._quantity(request, f"device {device.label}: capacity {name}",
+                                      device.device.capacity[name])
+            if held + amount + allocating.get(name, Decimal(0)) > capacity:
+                return False
+        return True
 
     def _quantity(self, request: _Request, what: str, text: str) -> Decimal:
         """A slice's quantity; one the API server would not have stored aborts the allocation like a bad selector."""
@@ -576,11 +670,26 @@ class _Allocator:
     def _result(self, index: int, claim: ResourceClaim) -> ClaimAllocation:
         picked = self.results[index]
         try:
-            selector = node_selector_for(((d.slice, d.device) for _, d in picked), self.node.name)
+            selector = node_selector_for(((p.device.slice, p.device.device) for p in picked), self.node.name)
         except UnsupportedNodeSelector as error:
             raise AllocationError(claim.name, f"create NodeSelector for claim {claim.name}: {error}") from None
-        return ClaimAllocation(claim.name, tuple(DeviceResult(r.label, *d.id, r.choice.admin_access)
-                                                 for r, d in picked), selector)
+        binding = self.features.device_binding
+        return ClaimAllocation(claim.name, tuple(
+            DeviceResult(p.request.label, *p.device.id, p.request.choice.admin_access, p.shared, p.consumed,
+                         p.device.device.binding_conditions if binding else (),
+                         p.device.device.binding_failure_conditions if binding else ())
+            for p in picked), selector)
+
+
+def _tolerates(toleration: DeviceToleration, taint: DeviceTaint) -> bool:
+    """Upstream resourceclaim.ToleratesTaint: an empty effect or key matches any; an empty operator is Equal."""
+    if toleration.effect and toleration.effect != taint.effect:
+        return False
+    if toleration.key and toleration.key != taint.key:
+        return False
+    if toleration.operator in ("", "Equal"):
+        return toleration.value == taint.value
+    return toleration.operator == "Exists"
 
 
 # --------------------------------------------------------------------------------------------- constraints

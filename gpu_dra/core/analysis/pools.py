@@ -4,7 +4,8 @@ Upstream: `GatherPools`, `nodeMatches` and `createNodeSelector` in kubernetes/dy
 structured/internal/experimental/pools_experimental.go and allocator_experimental.go
 (docs/sources.md#the-structured-allocator). Only the newest generation of a pool counts; a pool with fewer slices
 than its `resourceSliceCount` is incomplete, one that names a device twice is invalid. The allocator decides what
-each of those means for a request.
+each of those means for a request. Slices and pools with binding conditions come after the others, so that the
+search prefers devices that need no binding conditions.
 """
 
 from __future__ import annotations
@@ -44,33 +45,36 @@ class UnsupportedNodeSelector(ValueError):
     """A slice's NodeSelector the allocator cannot carry into an allocation (more than one term)."""
 
 
-def per_device_node_selection(slice_: ResourceSlice) -> bool:
-    """objects.py keeps `perDeviceNodeSelection: true` as a slice without node selection whose devices carry
-    their own; a slice with neither selects no node either way."""
-    return slice_.node_selection is None and any(d.node_selection is not None for d in slice_.devices)
+def _has_binding_conditions(slice_: ResourceSlice) -> bool:
+    return any(device.binding_conditions for device in slice_.devices)
 
 
 def gather_pools(slices: Iterable[ResourceSlice], node: Node, partitionable_devices: bool) -> list[Pool]:
-    """The pools with devices this node can reach, in the order their first slice was seen. Per-device node
-    selection is a DRAPartitionableDevices field: with the gate off such slices are ignored."""
+    """The pools with devices this node can reach, in the order their first slice was seen, those with binding
+    conditions last. Per-device node selection is a DRAPartitionableDevices field: with the gate off such slices
+    are ignored."""
     pools: dict[tuple[str, str], Pool] = {}
+    with_conditions: list[ResourceSlice] = []
     for slice_ in slices:
-        per_device = per_device_node_selection(slice_)
-        if per_device and not partitionable_devices:
+        if slice_.per_device_node_selection and not partitionable_devices:
             continue
         if slice_.node_selection is not None:
             reached = node_matches(node, slice_.node_selection)
-        elif per_device:
+        elif slice_.per_device_node_selection:
             reached = any(d.node_selection is not None and node_matches(node, d.node_selection)
                           for d in slice_.devices)
         else:
             reached = False  # nothing selects a node: a future field, upstream skips the slice too
-        if reached:
+        if reached and _has_binding_conditions(slice_):
+            with_conditions.append(slice_)
+        elif reached:
             _add(pools, slice_)
+    for slice_ in with_conditions:
+        _add(pools, slice_)
     for pool in pools.values():
         pool.incomplete = len(pool.slices) != pool.slices[0].pool.slice_count
         pool.invalid = _duplicate_device(pool)
-    return list(pools.values())
+    return sorted(pools.values(), key=lambda pool: any(map(_has_binding_conditions, pool.slices)))
 
 
 def _add(pools: dict[tuple[str, str], Pool], slice_: ResourceSlice) -> None:
@@ -135,17 +139,17 @@ def _field_holds(requirement: Mapping[str, Any], node: Node) -> bool:
 def node_selector_for(devices: Iterable[tuple[ResourceSlice, SliceDevice]], node_name: str
                       ) -> dict[str, Any] | None:
     """Where an allocation's devices are reachable (AllocationResult.nodeSelector): this node alone as soon as one
-    device is node-local, else the union of the network-attached devices' selectors (one term each), else None
-    for devices every node reaches."""
+    device is node-local or binds to its node (`bindsToNode`), else the union of the network-attached devices'
+    selectors (one term each), else None for devices every node reaches."""
     fields: list[dict[str, Any]] = []
     expressions: list[dict[str, Any]] = []
     for slice_, device in devices:
-        selection = device.node_selection if per_device_node_selection(slice_) else slice_.node_selection
-        if selection is None:
-            continue
-        if selection.node_name:
+        selection = device.node_selection if slice_.per_device_node_selection else slice_.node_selection
+        if device.binds_to_node or (selection is not None and selection.node_name):
             return {"nodeSelectorTerms": [{"matchFields": [
                 {"key": NODE_NAME_FIELD, "operator": "In", "values": [node_name]}]}]}
+        if selection is None:
+            continue
         terms = list((selection.node_selector or {}).get("nodeSelectorTerms") or [])
         if len(terms) > 1:
             raise UnsupportedNodeSelector(f"unsupported ResourceSlice.NodeSelector with {len(terms)} terms "

@@ -3,7 +3,8 @@
 v1beta1 nests a device's fields under `basic` and puts a request's fields on the request; v1beta2 and v1 put them on
 the device and under `exactly` (kubernetes/api@v0.34.0 resource/v1beta1 and resource/v1 types.go). For slices,
 everything the structured allocator reads is kept: the pool with its generation and slice count, how the slice (or
-each device) selects nodes, shared counters and what each device consumes of them, device taints. Readers decide
+each device) selects nodes, shared counters and what each device consumes of them, device taints, capacity request
+policies, binding conditions. Readers decide
 what to do with it; a slice that has not the API's shape is an ObjectError naming the slice and the field.
 DeviceClasses and claims keep the key path of every element they were read from, so lint and the policy rules
 report where a field was written.
@@ -47,6 +48,25 @@ class DeviceTaint:
 
 
 @dataclass(frozen=True)
+class CapacityRange:
+    """A capacity request policy's `validRange`: quantities as written, None where not written."""
+
+    min: str | None = None
+    max: str | None = None
+    step: str | None = None
+
+
+@dataclass(frozen=True)
+class CapacityRequestPolicy:
+    """How a capacity of a device allocated more than once is consumed (DRAConsumableCapacity): the amount taken
+    when a request names none, and the amounts a request may take."""
+
+    default: str | None = None
+    valid_range: CapacityRange | None = None
+    valid_values: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class CounterConsumption:
     counter_set: str
     counters: Mapping[str, str]  # counter name -> quantity
@@ -61,6 +81,10 @@ class SliceDevice:
     consumes_counters: tuple[CounterConsumption, ...] = ()
     taints: tuple[DeviceTaint, ...] = ()
     node_selection: NodeSelection | None = None  # only with the slice's perDeviceNodeSelection
+    request_policies: Mapping[str, CapacityRequestPolicy] = field(default_factory=dict)  # capacity name -> policy
+    binding_conditions: tuple[str, ...] = ()  # DRADeviceBindingConditions
+    binding_failure_conditions: tuple[str, ...] = ()
+    binds_to_node: bool = False
 
 
 @dataclass(frozen=True)
@@ -72,6 +96,7 @@ class ResourceSlice:
     devices: tuple[SliceDevice, ...]
     shared_counters: Mapping[str, Mapping[str, str]]  # counter set -> counter -> quantity
     source: str  # the file or "cluster" it was read from
+    per_device_node_selection: bool = False  # spec.perDeviceNodeSelection as written
 
 
 def _mapping(value: Any, where: str) -> Mapping[str, Any]:
@@ -92,6 +117,26 @@ def _list(value: Any, where: str) -> list[Any]:
 
 def _quantity(value: Any) -> str:
     return str(value.get("value")) if isinstance(value, Mapping) else str(value)
+
+
+def _strings_at(value: Any, where: str) -> tuple[str, ...]:
+    return tuple(str(item) for item in _list(value, where))
+
+
+def _request_policy(capacity: Any, where: str) -> CapacityRequestPolicy | None:
+    if not isinstance(capacity, Mapping) or capacity.get("requestPolicy") is None:
+        return None
+    policy = _mapping(capacity["requestPolicy"], f"{where}.requestPolicy")
+    written = policy.get("validRange")
+    valid_range = None
+    if written is not None:
+        bounds = _mapping(written, f"{where}.requestPolicy.validRange")
+        valid_range = CapacityRange(*(None if bounds.get(key) is None else _quantity(bounds[key])
+                                      for key in ("min", "max", "step")))
+    default = policy.get("default")
+    return CapacityRequestPolicy(None if default is None else _quantity(default), valid_range,
+                                 tuple(_quantity(v) for v in _list(policy.get("validValues"),
+                                                                   f"{where}.requestPolicy.validValues")))
 
 
 def _node_selection(body: Mapping[str, Any], where: str) -> NodeSelection | None:
@@ -124,9 +169,14 @@ def _device(device: Any, where: str, per_device: bool) -> SliceDevice:
     for t, taint in enumerate(_list(body.get("taints"), f"{where}.taints")):
         taint = _mapping(taint, f"{where}.taints[{t}]")
         taints.append(DeviceTaint(str(taint.get("key", "")), str(taint.get("value", "")), str(taint.get("effect", ""))))
+    policies = {str(name): policy for name, value in capacity.items()
+                if (policy := _request_policy(value, f"{where}.capacity.{name}")) is not None}
     return SliceDevice(str(device.get("name", "?")), dict(attributes), {k: _quantity(v) for k, v in capacity.items()},
                        bool(body.get("allowMultipleAllocations")), tuple(consumes), tuple(taints),
-                       _node_selection(body, where) if per_device else None)
+                       _node_selection(body, where) if per_device else None, policies,
+                       _strings_at(body.get("bindingConditions"), f"{where}.bindingConditions"),
+                       _strings_at(body.get("bindingFailureConditions"), f"{where}.bindingFailureConditions"),
+                       bool(body.get("bindsToNode")))
 
 
 def parse_slice(obj: Mapping[str, Any], source: str) -> ResourceSlice:
@@ -152,7 +202,8 @@ def parse_slice(obj: Mapping[str, Any], source: str) -> ResourceSlice:
         counters = _mapping(counter_set.get("counters"), f"{where}: spec.sharedCounters[{s}].counters")
         shared[str(counter_set.get("name", ""))] = {str(k): _quantity(v) for k, v in counters.items()}
     return ResourceSlice(name, str(spec.get("driver") or ""), parsed_pool,
-                         None if per_device else _node_selection(spec, f"{where}: spec"), devices, shared, source)
+                         None if per_device else _node_selection(spec, f"{where}: spec"), devices, shared, source,
+                         per_device)
 
 
 # --------------------------------------------------------------------------------------------- claims and classes
@@ -165,13 +216,27 @@ def parse_slice(obj: Mapping[str, Any], source: str) -> ResourceSlice:
 
 
 @dataclass(frozen=True)
+class DeviceToleration:
+    """A request's toleration of device taints (DRADeviceTaints), as written: "" where a field is not written
+    (an empty operator means Equal, as the API server defaults it)."""
+
+    key: str = ""
+    operator: str = ""
+    value: str = ""
+    effect: str = ""
+    toleration_seconds: int | None = None
+    path: Loc = field(default=(), compare=False)
+
+
+@dataclass(frozen=True)
 class DeviceChoice:
     """One way to satisfy a request: its `exactly`, or one of its `firstAvailable` subrequests.
 
     `path` is where its fields sit: `requests[i].exactly`, `requests[i].firstAvailable[j]`, or the request itself
     in the v1beta1 shape (and where a v1 object misplaced them); `selector_paths[k]` is where `selectors[k]` was
-    written. Tolerations and capacity requests are kept as whether they are there, which is what their feature gates
-    decide on.
+    written, and `unknown_selectors` the indices of selectors without `cel` (a kind added after v1, which the
+    allocator refuses). `written_admin_access` is None when `adminAccess` is not written: the allocator refuses
+    even `false` with DRAAdminAccess off.
     """
 
     subrequest: str  # "" for exactly
@@ -179,12 +244,25 @@ class DeviceChoice:
     selectors: tuple[str, ...] = ()  # CEL expressions
     allocation_mode: str = "ExactCount"
     count: int = 1  # as the allocator takes it: 1 unless a positive count is written
-    admin_access: bool = False
-    has_tolerations: bool = False
-    requests_capacity: bool = False
+    written_admin_access: bool | None = None
+    tolerations: tuple[DeviceToleration, ...] = ()
+    capacity_requests: Mapping[str, str] | None = None  # capacity.requests, name -> quantity; None: no `capacity`
+    unknown_selectors: tuple[int, ...] = ()
     path: Loc = field(default=(), compare=False)
     selector_paths: tuple[Loc, ...] = field(default=(), compare=False)
     written_count: int | None = field(default=None, compare=False)  # None when not written, for validation
+
+    @property
+    def admin_access(self) -> bool:
+        return bool(self.written_admin_access)
+
+    @property
+    def has_tolerations(self) -> bool:
+        return bool(self.tolerations)
+
+    @property
+    def requests_capacity(self) -> bool:
+        return self.capacity_requests is not None
 
 
 @dataclass(frozen=True)
@@ -215,10 +293,15 @@ class DeviceConfig:
 
 @dataclass(frozen=True)
 class AllocatedDevice:
+    """One result of a live claim's allocation. A share of a device allocated more than once carries its share ID
+    and the capacity it consumes (DRAConsumableCapacity)."""
+
     driver: str
     pool: str
     device: str
     admin_access: bool = False
+    share_id: str | None = None
+    consumed_capacity: Mapping[str, str] = field(default_factory=dict)  # capacity name -> quantity
 
 
 @dataclass(frozen=True)
@@ -269,13 +352,26 @@ def _selectors(spec: Mapping[str, Any], path: Loc) -> tuple[tuple[str, ...], tup
     return tuple(expression for _, expression in found), tuple(where for where, _ in found)
 
 
+def _toleration(entry: Mapping[str, Any], path: Loc) -> DeviceToleration:
+    key, operator, value, effect = (str(entry.get(name) or "") for name in ("key", "operator", "value", "effect"))
+    return DeviceToleration(key, operator, value, effect, _written_count(entry.get("tolerationSeconds")), path)
+
+
 def _choice(subrequest: str, spec: Mapping[str, Any], path: Loc) -> DeviceChoice:
     selectors, selector_paths = _selectors(spec, path)
+    unknown = tuple(index for index, selector in _indexed_mappings(spec.get("selectors"))
+                    if selector.get("cel") is None)
     written = _written_count(spec.get("count"))
+    admin = spec.get("adminAccess")
+    capacity = spec.get("capacity")
+    requests = None if not capacity else {str(name): _quantity(value) for name, value in
+                                          _as_mapping(_as_mapping(capacity).get("requests")).items()}
     return DeviceChoice(subrequest, str(spec.get("deviceClassName", "")), selectors,
                         str(spec.get("allocationMode", "ExactCount")), written if written and written > 0 else 1,
-                        bool(spec.get("adminAccess")), bool(spec.get("tolerations")), bool(spec.get("capacity")),
-                        path, selector_paths, written)
+                        None if admin is None else bool(admin),
+                        tuple(_toleration(t, (*path, "tolerations", index))
+                              for index, t in _indexed_mappings(spec.get("tolerations"))), requests,
+                        unknown, path, selector_paths, written)
 
 
 def claim_from_devices(name: str, devices: Mapping[str, Any], api_version: str = "resource.k8s.io/v1",
@@ -310,6 +406,13 @@ def claim_from_devices(name: str, devices: Mapping[str, Any], api_version: str =
     return ResourceClaim(name, tuple(requests), constraints, allocated, problem, config, kind, api_version)
 
 
+def _allocated(result: Mapping[str, Any]) -> AllocatedDevice:
+    share = result.get("shareID")
+    return AllocatedDevice(str(result.get("driver")), str(result.get("pool")), str(result.get("device")),
+                           bool(result.get("adminAccess")), None if share is None else str(share),
+                           {str(k): _quantity(v) for k, v in _as_mapping(result.get("consumedCapacity")).items()})
+
+
 def parse_claim(obj: Mapping[str, Any]) -> ResourceClaim | None:
     """A ResourceClaim or ResourceClaimTemplate of any served version; None for other kinds."""
     kind = obj.get("kind")
@@ -322,8 +425,7 @@ def parse_claim(obj: Mapping[str, Any]) -> ResourceClaim | None:
     if kind == "ResourceClaimTemplate":
         spec, path = _as_mapping(spec.get("spec")), ("spec", "spec", "devices")
     results = _as_mapping(_as_mapping(_as_mapping(obj.get("status")).get("allocation")).get("devices")).get("results")
-    allocated = tuple(AllocatedDevice(str(r.get("driver")), str(r.get("pool")), str(r.get("device")),
-                                      bool(r.get("adminAccess"))) for _, r in _indexed_mappings(results))
+    allocated = tuple(_allocated(result) for _, result in _indexed_mappings(results))
     return claim_from_devices(name, _as_mapping(spec.get("devices")), str(obj.get("apiVersion", "resource.k8s.io/v1")),
                               allocated, kind=str(kind), path=path)
 
