@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -115,6 +117,22 @@ STACK_MISTAKES = [
      "gpu-dra:cluster.featureGates: EKS runs no alpha feature gates"),
     ("misspelt-namespace", ["gpu-draa:teams"], {},
      "gpu-draa:teams: unknown config namespace 'gpu-draa'; did you mean 'gpu-dra:teams'?"),
+    ("upper-case-namespace", ["GPU-DRA:environment"], "dev",
+     "GPU-DRA:environment: unknown config namespace 'GPU-DRA'; did you mean 'gpu-dra:environment'?"),
+    ("no-namespace", ["environment"], "dev", "stacks/Pulumi.prod.yaml: environment: has no namespace; write it as "
+                                             "gpu-dra:environment"),
+    ("unknown-namespace", ["gpudra-platform:teams"], {},
+     "gpudra-platform:teams: unknown config namespace 'gpudra-platform': nothing reads it. gpu-dra reads "
+     "gpu-dra:<key>; the providers read aws:, eks:, kubernetes:, pulumi:"),
+    ("bool-as-number", ["gpu-dra:nodeGroups", 1, "diskSize"], True,
+     "gpu-dra:nodeGroups[1].diskSize: must be a whole number, not true/false (YAML also reads yes, no, on and off "
+     "as true/false)"),
+    ("float-as-number", ["gpu-dra:draDriver", "logVerbosity"], 4.0,
+     "gpu-dra:draDriver.logVerbosity: must be a whole number (got 4.0)"),
+    ("infinite-version", ["gpu-dra:cluster", "kubernetesVersion"], float("inf"),
+     "gpu-dra:cluster.kubernetesVersion: inf is not a Kubernetes minor version such as \"1.34\""),
+    ("key-with-brackets", ["gpu-dra:cluster", "tags[0]"], "x",
+     "gpu-dra:cluster.tags[0]: unknown key. Allowed: name, platform, kubernetesVersion"),
 ]
 
 
@@ -145,6 +163,14 @@ TEAM_MISTAKES = [
      "'20 GB' is not a Kubernetes quantity"),
     ("all-with-count", ["claimTemplates", 0, "requests", 0, "allocationMode"], "All",
      "claimTemplates[0].requests[0].count: must not be set when allocationMode is All"),
+    ("yes-as-count", ["claimTemplates", 0, "requests", 0, "count"], True,
+     "claimTemplates[0].requests[0].count: must be a whole number, not true/false"),
+    ("bool-as-quota", ["quota", "devices", "gpu-h100"], False,
+     "quota.devices.gpu-h100: must be a whole number, not true/false"),
+    ("number-as-text", ["description"], 12, "description: must be a string; quote it: \"12\""),
+    ("list-as-text", ["description"], ["a"], "description: must be a string"),
+    ("top-key-with-parenthesis", ["owner(s)"], "ml", "stacks/teams/training.yaml: owner(s): unknown key. Allowed: "),
+    ("top-key-with-brackets", ["claimTemplates[0]"], [], "stacks/teams/training.yaml: claimTemplates[0]: unknown key"),
 ]
 
 
@@ -304,3 +330,112 @@ def test_json_kubeconfig_from_the_engine_is_kept_as_text() -> None:
               "gpu-dra:cluster": '{"name": "lab", "platform": "existing"}'}
     stack = load_stack_from_engine(ROOT, "lab", values)
     assert stack.config.kubeconfig == kubeconfig
+
+
+def _replace(project: Project, relative: str, old: str, new: str) -> None:
+    """Edit a file as text: repeated keys, tags and aliases do not survive a YAML round trip."""
+    path = project.root / relative
+    text = path.read_text()
+    assert old in text, (relative, old)
+    path.write_text(text.replace(old, new, 1))
+
+
+def _line_of(project: Project, problem: Finding) -> str:
+    assert problem.line is not None, problem
+    return (project.root / problem.file).read_text().splitlines()[problem.line - 1]
+
+
+def test_a_repeated_stack_key_is_refused(project: Project) -> None:
+    """The last one won: a second `gpu-dra:environment: prod` turned dev into prod."""
+    _replace(project, "stacks/Pulumi.dev.yaml", "  gpu-dra:teams:", "  gpu-dra:environment: prod\n  gpu-dra:teams:")
+    (problem,) = _problems_of(project, "dev")
+    assert (problem.file, problem.path) == ("stacks/Pulumi.dev.yaml", "config.gpu-dra:environment"), problem
+    assert problem.message == "repeats the key 'gpu-dra:environment' of line 5, and the last one would win; keep one"
+    assert _line_of(project, problem) == "  gpu-dra:environment: prod"
+
+
+def test_a_repeated_team_key_is_refused(project: Project) -> None:
+    _replace(project, "stacks/teams/research.yaml", "  claims: 20\n", "  claims: 20\n  claims: 2000\n")
+    problems = [p for p in _problems_of(project, "dev") if p.file == "stacks/teams/research.yaml"]
+    assert [(p.path, _line_of(project, p)) for p in problems] == [("quota.claims", "  claims: 2000")]
+
+
+def test_an_alias_bomb_in_a_team_file_is_refused(project: Project) -> None:
+    """Eight nested levels of `&a [*a, ...]` in a 1.2 KB team file made `preview` use 8.9 GB; six (half a million
+    strings) already cross the bound."""
+    levels = ["x:", "  - &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
+    levels += [f"  - &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]" for i in range(1, 6)]
+    _replace(project, "stacks/teams/research.yaml", "claimTemplates:", "\n".join(levels) + "\nclaimTemplates:")
+    (problem,) = [p for p in _problems_of(project, "dev") if p.file == "stacks/teams/research.yaml"]
+    assert problem.message.startswith("aliases repeat more than 10,000 nodes in this document (alias *a3 here)")
+    assert _line_of(project, problem).startswith("  - &a4 [*a3,")
+
+
+def test_access_entries_are_one_per_name_and_per_principal(project: Project) -> None:
+    """The program keys access entries by name, so a second platform-admins silently replaced the first (with the CI
+    preview role and `view`); and EKS allows one access entry per IAM principal."""
+    _replace(project, "stacks/Pulumi.dev.yaml", "      - name: ci-preview\n", "      - name: platform-admins\n")
+    _replace(project, "stacks/Pulumi.dev.yaml", "role/ml-developers", "role/platform-admins")
+    problems = {p.path: p for p in _problems_of(project, "dev")}
+    assert set(problems) == {"gpu-dra:cluster.accessEntries[1].name", "gpu-dra:cluster.accessEntries[2].principalArn"}
+    name, principal = problems.values()
+    assert name.message == "'platform-admins' is already used by accessEntries[0]; give each entry its own name"
+    assert _line_of(project, name) == "      - name: platform-admins"
+    assert principal.message == ("arn:aws:iam::111122223333:role/platform-admins already has accessEntries[0], and "
+                                 "EKS allows one access entry per IAM principal; keep one entry for it")
+    assert _line_of(project, principal) == "        principalArn: arn:aws:iam::111122223333:role/platform-admins"
+
+
+@pytest.mark.parametrize("old,new,path,message", [
+    ("claims: 20", "claims: !!int abc", "quota.claims", "'abc' is not a valid !!int; drop the tag or fix the value"),
+    ("claims: 20", "claims: 2024-02-30", "quota.claims", "must be a whole number (got '2024-02-30')"),
+    ("claims: 20", "claims: yes", "quota.claims", "must be a whole number, not true/false"),
+    ("description: Notebooks", "description: !!binary aGVsbG8=\nx: Notebooks", "description",
+     "!!binary values are not read"),
+    ("description: Notebooks", 'description: "\\ud800"\nx: Notebooks', "",
+     "not valid YAML: found invalid Unicode character escape code"),
+    ("description: Notebooks", "description: " + "[" * 990 + "]" * 990 + "\nx: Notebooks", "description",
+     "nests more than 100 levels deep here"),
+])
+def test_broken_values_name_the_file_line_and_key(project: Project, old: str, new: str, path: str,
+                                                  message: str) -> None:
+    """Each made `preview` exit 3 ("internal error") without naming the file; now each is a ConfigError (exit 2)."""
+    _replace(project, "stacks/teams/research.yaml", old, new)
+    problems = [p for p in _problems_of(project, "dev") if p.file == "stacks/teams/research.yaml"]
+    assert problems and problems[0].path == path and problems[0].message.startswith(message), problems
+    assert _line_of(project, problems[0]).lstrip().startswith(new.split(":")[0]), problems
+
+
+def test_provider_namespaces_are_left_to_their_providers(project: Project) -> None:
+    project.edit_stack("dev", lambda config: config.update({
+        "aws:region": "us-west-2", "kubernetes:enableServerSideApply": True,
+        "pulumi:disable-default-providers": ["*"]}))
+    assert load_stack(project.root, "dev").config.environment is Environment.dev
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_the_engines_values_load_as_the_file_does(stack: str) -> None:
+    """Under `pulumi up` the engine passes objects JSON-encoded and scalars as text: strict types take both, and
+    numbers written as YAML ints arrive as ints either way."""
+    from gpu_dra.core.config.loader import load_stack_from_engine, stack_values
+
+    values, _ = stack_values(ROOT, stack)
+    engine = {key: value if isinstance(value, str) else json.dumps(value) for key, value in values.items()}
+    assert load_stack_from_engine(ROOT, stack, engine) == load_stack(ROOT, stack)
+
+
+@pytest.mark.parametrize("text,line,message", [
+    ("name: [gpu-dra\n", 2, "not valid YAML: did not find expected ',' or ']'"),
+    ("name: gpu-dra\nname: other\n", 2, "repeats the key 'name' of line 1"),
+    ("name: &n [*n]\n", 1, "alias *n is inside the node &n it names"),
+])
+def test_a_malformed_project_file_is_a_config_error(tmp_path: Path, text: str, line: int, message: str) -> None:
+    """A broken Pulumi.yaml made every verb exit 3; a ConfigError is exit 2, naming the file and the line."""
+    from gpu_dra.cli.common import find_project_root
+
+    (tmp_path / "Pulumi.yaml").write_text(text)
+    with pytest.raises(ConfigError) as caught:
+        find_project_root(tmp_path)
+    (problem,) = caught.value.findings
+    assert (problem.file, problem.line) == (str(tmp_path / "Pulumi.yaml"), line)
+    assert problem.message.startswith(message), problem

@@ -85,6 +85,15 @@ def test_the_stack_schema_leaves_other_packages_config_alone() -> None:
     assert problems("stack", document) == []
 
 
+@pytest.mark.parametrize("key", ["GPU-DRA:environment", "gpudra:teams", "environment", "random:seed"])
+def test_the_stack_schema_rejects_keys_nothing_reads(key: str) -> None:
+    """As the loader does: a namespace that is neither gpu-dra: nor a provider's was silently ignored."""
+    document = load(ROOT / "stacks" / "Pulumi.dev.yaml")
+    document["config"][key] = "x"
+    errors = list(validator("stack").iter_errors(document))
+    assert [(e.validator, e.instance) for e in errors] == [("additionalProperties", document["config"])]
+
+
 @pytest.mark.parametrize("stack", STACKS)
 def test_rendered_objects_are_schema_valid(stack: str) -> None:
     version = load_stack(ROOT, stack).config.cluster.kubernetes_version

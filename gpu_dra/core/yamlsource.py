@@ -6,6 +6,10 @@ the same pass. Dumps nobody points into (`kubectl get resourceslices -o yaml` of
 table: JSON goes to the C JSON parser, YAML to yaml-rs (Rust, YAML 1.2, which is what kubectl writes), about
 8 times faster than PyYAML's C loader, whose constructor is Python. The garbage collector is paused while a text is
 parsed: the parse allocates millions of objects that all stay alive, and collections during it only cost time.
+
+Team files are untrusted input to the PR gate, so a text is refused (a ConfigError naming the file, line and key)
+when it repeats a mapping key (the last one would win silently), nests deeper than MAX_DEPTH, or has aliases that
+repeat more than MAX_ALIAS_NODES nodes: a few lines of nested aliases otherwise stand for billions of nodes.
 """
 
 from __future__ import annotations
@@ -23,7 +27,13 @@ import yaml_rs
 
 from gpu_dra.core.findings import ERROR, ConfigError, Finding
 
-Loc = tuple[str | int, ...]
+Loc = tuple[Any, ...]
+
+# Kubernetes objects and gpu-dra's files nest a few dozen levels at most; the deepest place any of it is read
+# recursively (Pulumi serializing a class's opaque parameters) fails at about 300.
+MAX_DEPTH = 100
+# Nodes that aliases may repeat in one document: anchors for a few shared blocks fit many times over.
+MAX_ALIAS_NODES = 10_000
 
 
 class Located:
@@ -46,6 +56,8 @@ def format_path(loc: Loc) -> str:
     for part in loc:
         if isinstance(part, int):
             out += f"[{part}]"
+        elif not isinstance(part, str):  # a YAML key that is not text: null, 1.5
+            out += f"[{part!r}]"
         elif "." in part or "/" in part:
             out += f"[{part!r}]" if out else part
         else:
@@ -64,45 +76,210 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _collect_lines(node: yaml.Node, loc: Loc, lines: dict[Loc, int]) -> None:
+def _unreadable(display: str, message: str, line: int | None = None) -> Finding:
+    return Finding("yaml", ERROR, message, file=display, line=line)
+
+
+def _refused(display: str, line: int, loc: Loc, message: str) -> ConfigError:
+    return ConfigError([Finding("yaml", ERROR, message, file=display, line=line, path=format_path(loc))])
+
+
+# ------------------------------------------------------------------------------------------- PyYAML, with lines
+
+_TAG = "tag:yaml.org,2002:"
+
+
+class _Loader(yaml.CSafeLoader):
+    """PyYAML's C loader; timestamps stay the text written, as yaml-rs and the Pulumi engine leave them."""
+
+
+def _as_text(loader: _Loader, node: yaml.ScalarNode) -> Any:
+    return loader.construct_scalar(node)
+
+
+_Loader.add_constructor(_TAG + "timestamp", _as_text)
+# Types JSON has not: nothing gpu-dra reads takes bytes, sets or pairs.
+_NOT_READ = {_TAG + name for name in ("binary", "set", "omap", "pairs")}
+# Numbers and booleans, constructed while their path is known: PyYAML's constructor fails with a Python error on an
+# explicit tag's malformed value (`!!int abc`).
+_CONVERTED = {_TAG + name for name in ("int", "float", "bool")}
+
+
+def _value(loader: _Loader, node: yaml.Node, loc: Loc, display: str) -> None:
+    """Refuse a node of a type gpu-dra does not read, or a number or boolean its constructor cannot convert (the
+    node is constructed now, with its path at hand; construction later reuses it)."""
+    tag = node.tag.replace(_TAG, "!!")
+    if node.tag in _NOT_READ:
+        raise _refused(display, node.start_mark.line + 1, loc, f"{tag} values are not read: write text, numbers, "
+                                                                "true/false, lists and mappings")
+    if node.tag in _CONVERTED:
+        try:
+            loader.construct_object(node)
+        except (ValueError, IndexError, KeyError):
+            raise _refused(display, node.start_mark.line + 1, loc, f"{node.value!r} is not a valid {tag}; drop the "
+                                                                    "tag or fix the value") from None
+
+
+def _check_aliases(text: str, display: str) -> None:
+    """Refuse an alias inside the node it names (a cycle), and aliases that repeat more than MAX_ALIAS_NODES nodes
+    in a document, at the alias that crosses the bound; counted on the parser's events, before any node is built."""
+    sizes: dict[str, int] = {}  # anchor: nodes under it, once it is closed
+    open_: list[list[Any]] = []  # [anchor, nodes so far] of each collection not closed yet
+    repeated = 0
+
+    def closed(anchor: str | None, size: int) -> None:
+        if anchor is not None:
+            sizes[anchor] = size
+        if open_:
+            open_[-1][1] += size
+
+    for event in yaml.parse(text, Loader=yaml.CSafeLoader):
+        anchor = getattr(event, "anchor", None)
+        if isinstance(event, yaml.DocumentStartEvent):
+            sizes, repeated = {}, 0
+        elif isinstance(event, yaml.AliasEvent):
+            line = event.start_mark.line + 1 if event.start_mark else None
+            if any(name == anchor for name, _ in open_):
+                raise ConfigError([_unreadable(display, f"alias *{anchor} is inside the node &{anchor} it names, "
+                                                        "which would make it endless", line)])
+            size = sizes.get(str(anchor), 1)
+            repeated += size
+            if repeated > MAX_ALIAS_NODES:
+                raise ConfigError([_unreadable(display, f"aliases repeat more than {MAX_ALIAS_NODES:,} nodes in this "
+                                                        f"document (alias *{anchor} here); write the values out "
+                                                        "instead", line)])
+            closed(None, size)
+        elif anchor is not None and (anchor in sizes or any(name == anchor for name, _ in open_)):
+            return  # a second anchor of that name: the composer reports it
+        elif isinstance(event, yaml.CollectionStartEvent):
+            open_.append([anchor, 1])
+        elif isinstance(event, yaml.ScalarEvent):
+            closed(anchor, 1)
+        elif isinstance(event, yaml.CollectionEndEvent):
+            closed(*open_.pop())
+
+
+def _collect_lines(loader: _Loader, node: yaml.Node, loc: Loc, lines: dict[Loc, int], display: str) -> None:
+    """Record the line of every key and item; refuse a repeated key, a key that is a list or mapping, and nesting
+    deeper than MAX_DEPTH."""
+    if len(loc) > MAX_DEPTH:
+        under = next((i for i, part in enumerate(loc) if not isinstance(part, str)), len(loc))
+        raise _refused(display, node.start_mark.line + 1, loc[:min(under, 3)],  # the keys it is under, in short
+                       f"nests more than {MAX_DEPTH} levels deep here; gpu-dra reads nothing that deep")
+    _value(loader, node, loc, display)
     if isinstance(node, yaml.MappingNode):
+        first: dict[Any, int] = {}
         for key_node, value_node in node.value:
-            key = (key_node.value,)
-            lines[loc + key] = key_node.start_mark.line + 1
-            _collect_lines(value_node, loc + key, lines)
+            line = key_node.start_mark.line + 1
+            if not isinstance(key_node, yaml.ScalarNode):
+                raise _refused(display, line, loc, "a key is a list or mapping; keys are text")
+            _value(loader, key_node, loc, display)
+            # `<<` merges another mapping in; its own value stays a node until construction
+            plain = key_node.tag in (_TAG + "str", _TAG + "merge")
+            key = key_node.value if plain else loader.construct_object(key_node)
+            if key in first:
+                raise _refused(display, line, loc + (key,), f"repeats the key {key!r} of line {first[key]}, "
+                                                            "and the last one would win; keep one")
+            first[key] = lines[loc + (key,)] = line
+            _collect_lines(loader, value_node, loc + (key,), lines, display)
     elif isinstance(node, yaml.SequenceNode):
         for index, item in enumerate(node.value):
             lines[loc + (index,)] = item.start_mark.line + 1
-            _collect_lines(item, loc + (index,), lines)
+            _collect_lines(loader, item, loc + (index,), lines, display)
 
 
-def _unreadable(display: str, message: str, line: int | None = None) -> Finding:
-    return Finding("yaml", ERROR, message, file=display, line=line)
+def _with_lines(text: str, display: str) -> list[Located]:
+    loader = _Loader(text)
+    documents = []
+    try:
+        if "*" in text:  # only a text with an alias can repeat nodes
+            _check_aliases(text, display)
+        while loader.check_node():
+            node = loader.get_node()
+            table: dict[Loc, int] = {}
+            if node is not None:
+                _collect_lines(loader, node, (), table, display)
+            documents.append(Located(loader.construct_document(node), table))
+    except yaml.YAMLError as error:
+        raise _yaml_error(error, display) from None
+    finally:
+        loader.dispose()
+    return documents
 
 
 def _yaml_error(error: yaml.YAMLError, display: str) -> ConfigError:
     mark = getattr(error, "problem_mark", None)
     line = mark.line + 1 if mark else None
     problem = getattr(error, "problem", None) or str(error)
+    context, context_mark = getattr(error, "context", None), getattr(error, "context_mark", None)
+    if context and context_mark:  # "while scanning a quoted scalar", "found duplicate anchor; first occurrence"
+        problem += f" ({context} at line {context_mark.line + 1})"
     return ConfigError([_unreadable(display, f"not valid YAML: {problem}", line)])
+
+
+# ------------------------------------------------------------------------------------------- dumps, no lines
+
+# yaml-rs reads what kubectl writes, fast. What kubectl never writes it reads differently from PyYAML's path or
+# without bound: aliases (expanded without the cycle check and count), tags (`!!set` as a set), complex keys (as
+# tuples) and deep block nesting (it recurses per level and overflows the stack at about 10,000). A text that has
+# or seems to have any of these is read by PyYAML's path instead, whose parser is not recursive.
+_ODD_CHARACTERS = "*!?]}\r\x85\u2028\u2029"  # without any of them (a plain dump), _ODD cannot match
+_ODD = re.compile(r"[*!](?<![^\s\[{,:?\-\ufeff][*!])"  # an alias or a tag: `*` or `!` starting a token
+                  r"|\?(?<![^\s\[{,\-\ufeff]\?)(?!\S)"  # an explicit key
+                  r"|[\]}][ \t]*:(?!\S)"  # a flow collection as a key
+                  rf"|[\r\x85\u2028\u2029][ \t?:-]{{{MAX_DEPTH}}}")  # a deep line after another line break
+# A block collection is indented more than its parent, or written after `- `, `? ` or `: ` on its parent's line:
+# nesting deeper than about twice MAX_DEPTH needs a line that starts with MAX_DEPTH of these characters.
+_DEEP_LINE = re.compile(rf"[ \t?:-]{{{MAX_DEPTH}}}")
+_DEEP_LINE_AFTER = re.compile(rf"\n[ \t?:-]{{{MAX_DEPTH}}}")
+
+
+def _kubectl_like(text: str) -> bool:
+    if _DEEP_LINE.match(text) or _DEEP_LINE_AFTER.search(text):
+        return False
+    return not (any(c in text for c in _ODD_CHARACTERS) and _ODD.search(text))
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_YAML_RS_LINE = re.compile(r"\bat line (\d+)")
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    mapping = dict(pairs)
+    if len(mapping) != len(pairs):
+        raise ValueError("a repeated key")
+    return mapping
 
 
 def _looks_like_json(text: str) -> bool:
     return text.lstrip()[:1] in ("{", "[")
 
 
+def _json_document(text: str) -> Any:
+    """The JSON value of `text`, or None when the YAML parsers should read it: it is not JSON, repeats a key, nests
+    too deep for the JSON parser, or escapes a surrogate (JSON lets one stand alone; YAML parsers refuse it)."""
+    try:
+        data = json.loads(text, object_pairs_hook=_unique_keys)
+    except (ValueError, RecursionError):
+        return None
+    return None if _SURROGATE_ESCAPE.search(text) else data
+
+
 def _dump_documents(text: str, display: str) -> list[Located]:
     if _looks_like_json(text):
-        try:
-            return [Located(json.loads(text), {})]
-        except ValueError:
-            pass  # JSON is YAML: let the YAML parser say where it breaks
+        data = _json_document(text)
+        if data is not None:
+            return [Located(data, {})]
+    if not _kubectl_like(text):
+        return _with_lines(text, display)
     try:
         data = yaml_rs.loads(text, parse_datetime=False)
     except yaml_rs.YAMLDecodeError as error:
         _with_lines(text, display)  # PyYAML's message names the line; raises where it also fails
-        first = str(error).strip().splitlines()[0] if str(error).strip() else "cannot be parsed"
-        raise ConfigError([_unreadable(display, f"not valid YAML: {first}")]) from None
+        message = str(error).strip()
+        first = message.splitlines()[0] if message else "cannot be parsed"
+        line = _YAML_RS_LINE.search(first)
+        raise ConfigError([_unreadable(display, f"not valid YAML: {first}", int(line[1]) if line else None)]) from None
     # yaml-rs returns one document as itself and several as a list of them: only a separator tells which.
     documents = data if isinstance(data, list) and _SEPARATOR.search(text, _first_content(text)) else [data]
     return [Located(document, {}) for document in documents]
@@ -119,30 +296,28 @@ def _first_content(text: str) -> int:
     return leading.end() if leading else 0
 
 
+# ------------------------------------------------------------------------------------------- entry points
+
+
+def _check_encodable(text: str, display: str) -> None:
+    """Text read with `surrogateescape` (stdin) carries undecodable bytes as lone surrogates, which no parser
+    takes."""
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as error:
+            line = text.count("\n", 0, error.start) + 1
+            raise ConfigError([_unreadable(display, "is not UTF-8 text; save it as UTF-8", line)]) from None
+
+
 def parse_documents(text: str, display: str, *, lines: bool = True) -> list[Located]:
     """Every document of a multi-document YAML (or JSON) text; a syntax error becomes a ConfigError.
 
     `lines=False` is for dumps nobody points into (no line table; JSON by the JSON parser, YAML by yaml-rs).
     """
+    _check_encodable(text, display)
     with _collector_paused():
         return _with_lines(text, display) if lines else _dump_documents(text, display)
-
-
-def _with_lines(text: str, display: str) -> list[Located]:
-    loader = yaml.CSafeLoader(text)
-    documents = []
-    try:
-        while loader.check_node():
-            node = loader.get_node()
-            table: dict[Loc, int] = {}
-            if node is not None:
-                _collect_lines(node, (), table)
-            documents.append(Located(loader.construct_document(node), table))
-    except yaml.YAMLError as error:
-        raise _yaml_error(error, display) from None
-    finally:
-        loader.dispose()
-    return documents
 
 
 def read_yaml(path: Path, display: str) -> Located:

@@ -11,11 +11,11 @@ import typing
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel
 
-from gpu_dra.core.config.loader import PREFIX, unwrap_annotation
+from gpu_dra.core.config.loader import PREFIX, PROVIDER_NAMESPACES, unwrap_annotation
 from gpu_dra.core.config.models import StackConfig, Team
+from gpu_dra.core.yamlsource import MAX_ALIAS_NODES, MAX_DEPTH, read_yaml
 
 # Keys no repo stack or team file sets, with a realistic value each.
 EXTRA_EXAMPLES: dict[tuple[str, str], Any] = {
@@ -110,11 +110,11 @@ def _collect_examples(model: type[BaseModel], data: Any, out: dict[tuple[str, st
 def repo_examples(root: Path) -> dict[tuple[str, str], Any]:
     examples: dict[tuple[str, str], Any] = {}
     for path in sorted((root / "stacks").glob("Pulumi.*.yaml")):
-        config = (yaml.safe_load(path.read_text()) or {}).get("config", {})
+        config = (read_yaml(path, str(path)).data or {}).get("config", {})
         ours = {k[len(PREFIX):]: v for k, v in config.items() if k.startswith(PREFIX)}
         _collect_examples(StackConfig, ours, examples)
     for path in sorted((root / "stacks" / "teams").glob("*.yaml")):
-        _collect_examples(Team, yaml.safe_load(path.read_text()), examples)
+        _collect_examples(Team, read_yaml(path, str(path)).data, examples)
     return examples
 
 
@@ -149,7 +149,14 @@ def configuration_markdown(root: Path) -> str:
         "they set the key. Unknown keys are errors everywhere. Editors validate against `schemas/` (`gpu-dra schema`).",
         "",
         "A stack file `stacks/Pulumi.<stack>.yaml` holds `gpu-dra:<key>` for each key of **StackConfig**; each team",
-        "hosted by a stack owns `stacks/teams/<team>.yaml`, one **Team**.",
+        "hosted by a stack owns `stacks/teams/<team>.yaml`, one **Team**. Besides `gpu-dra:`, a stack file may set",
+        f"only the providers' namespaces ({', '.join(f'`{n}:`' for n in PROVIDER_NAMESPACES)}); any other key is an "
+        "error.",
+        "",
+        "Types are strict: a count is a whole number (`true` or `yes` is no count), a name is text (quote a name that",
+        "reads as a number). Team files are checked in pull requests, so every file gpu-dra reads is refused, with",
+        "its line, when it repeats a key (the last one would win silently), nests deeper than",
+        f"{MAX_DEPTH} levels, or has aliases that repeat more than {MAX_ALIAS_NODES:,} nodes.",
         "",
         "About legacy mappings (`gpu-dra:legacyMappings`): gpu-dra emits `DeviceClass.spec.extendedResourceName` as",
         "configured. Whether the cluster honours it is a separate question: the field's gate DRAExtendedResource is",

@@ -21,6 +21,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from gpu_dra.core.config import nvidia_driver
 from gpu_dra.core.config.models import (
     CONFIG_NAMESPACE,
+    STRICT,
     AllocationMode,
     Cluster,
     Environment,
@@ -110,16 +111,32 @@ _MESSAGES = {
 }
 
 
-def _problems_from_validation(error: ValidationError, model: type[BaseModel], file: str, located: Located,
-                              in_file: Callable[[Loc], Loc] = lambda loc: loc,
+def _input_loc(loc: Loc, raw: Any) -> Loc:
+    """pydantic's error location without its own markers (`[key]` after a dict key, a union member's tag such as
+    `function-after[...]`): the keys and indexes of the input. A user's key may contain `[` or `(` too, so a part
+    is dropped only when the input has no such key there."""
+    kept = []
+    node = raw
+    for part in loc:
+        present = isinstance(node, dict) and part in node
+        if isinstance(part, str) and ("[" in part or "(" in part) and not present:
+            continue
+        kept.append(part)
+        indexed = isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
+        node = node[part] if present or indexed else None
+    return tuple(kept)
+
+
+def _problems_from_validation(error: ValidationError, model: type[BaseModel], raw: Any, file: str,
+                              located: Located, in_file: Callable[[Loc], Loc] = lambda loc: loc,
                               shown: Callable[[Loc], str] = format_path) -> list[Finding]:
-    """Turn pydantic's errors into one Finding each, in the user's vocabulary.
+    """Turn pydantic's errors on `raw` into one Finding each, in the user's vocabulary.
 
     `in_file` maps a model path to its path in the YAML document (for the line); `shown` renders it for the user.
     """
     problems = []
     for err in error.errors():
-        loc: Loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and ("[" in p or "(" in p)))
+        loc = _input_loc(err["loc"], raw)
         ctx = err.get("ctx") or {}
         kind = err["type"]
         if kind == "gpu_dra_field":
@@ -129,7 +146,7 @@ def _problems_from_validation(error: ValidationError, model: type[BaseModel], fi
             parent = _model_at(model, loc[:-1])
             allowed = _allowed_keys(parent) if parent else []
             guess = difflib.get_close_matches(str(loc[-1]), allowed, n=1)
-            hint = f"; did you mean {guess[0]!r}?" if guess else ""
+            hint = f"; did you mean {guess[0]!r}?" if guess else "."
             message = f"unknown key{hint} Allowed: {', '.join(allowed)}" if allowed else "unknown key"
         elif kind == "missing":
             message = "required"
@@ -139,6 +156,8 @@ def _problems_from_validation(error: ValidationError, model: type[BaseModel], fi
             parent = _model_at(model, loc)
             keys = ", ".join(_allowed_keys(parent)) if parent else ""
             message = f"must be a mapping with keys {keys}" if keys else "must be a mapping"
+        elif kind == "int_type" and isinstance(err["input"], bool):
+            message = "must be a whole number, not true/false (YAML also reads yes, no, on and off as true/false)"
         elif kind == "string_type" and isinstance(err["input"], (int, float)) and not isinstance(err["input"], bool):
             message = f"must be a string; quote it: \"{err['input']}\""
         elif kind in _MESSAGES:
@@ -182,9 +201,13 @@ def _stack_values_from_file(located: Located, display: str) -> dict[str, Any]:
                                           located.line(("config",)))])
     values = {}
     for key, value in (data.get("config") or {}).items():
+        if not isinstance(key, str):
+            raise ConfigError([config_finding(display, f"config[{key!r}]", "a config key is text such as "
+                                                                          f"{PREFIX}environment",
+                                              located.line(("config", key)))])
         if isinstance(value, dict) and set(value) == {"secure"}:
             value = SECRET_PLACEHOLDER
-        values[str(key)] = value
+        values[key] = value
     return values
 
 
@@ -222,19 +245,14 @@ def build_stack(root: Path, stack: str, values: Mapping[str, Any], located: Loca
     display = str(stack_file(root, stack).relative_to(root))
     problems: list[Finding] = []
     ours = {k[len(PREFIX):]: v for k, v in values.items() if k.startswith(PREFIX)}
-    # A key Pulumi would read as `project:key` for another project is almost always a misspelt `gpu-dra:`.
-    for key in values:
-        namespace = key.split(":", 1)[0]
-        if namespace != CONFIG_NAMESPACE and difflib.get_close_matches(namespace, [CONFIG_NAMESPACE], cutoff=0.75):
-            problems.append(config_finding(display, key, f"unknown config namespace {namespace!r}; did you mean "
-                                                         f"'{PREFIX}{key.split(':', 1)[-1]}'?",
-                                           located.line(("config", key))))
+    problems += [config_finding(display, key, message, located.line(("config", key)))
+                 for key, message in _namespace_problems(values)]
     config: StackConfig | None = None
     try:
         config = StackConfig.model_validate(ours)
     except ValidationError as exc:
         problems += _problems_from_validation(
-            exc, StackConfig, display, located,
+            exc, StackConfig, ours, display, located,
             in_file=lambda loc: ("config", PREFIX + str(loc[0])) + loc[1:] if loc else ("config",),
             shown=lambda loc: PREFIX + format_path(loc))
     parts = _Parts.of(config, ours)
@@ -262,6 +280,28 @@ def build_stack(root: Path, stack: str, values: Mapping[str, Any], located: Loca
     return Stack(name=stack, config=config, teams=teams)
 
 
+# Namespaces a stack file may set besides ours: the providers of the Pulumi packages the program uses read them.
+PROVIDER_NAMESPACES = ("aws", "eks", "kubernetes", "pulumi")
+
+
+def _namespace_problems(values: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(key, message) for each key nothing reads: no namespace, or one that is neither ours nor a provider's.
+    A key for another project (`gpu-draa:`, `GPU-DRA:`) is almost always a misspelt `gpu-dra:`."""
+    found = []
+    for key in values:
+        namespace, colon, name = key.partition(":")
+        if namespace == CONFIG_NAMESPACE or (namespace in PROVIDER_NAMESPACES and colon):
+            continue
+        if not colon:
+            found.append((key, f"has no namespace; write it as {PREFIX}{key}"))
+        elif difflib.get_close_matches(namespace.lower(), [CONFIG_NAMESPACE], cutoff=0.75):
+            found.append((key, f"unknown config namespace {namespace!r}; did you mean '{PREFIX}{name}'?"))
+        else:
+            found.append((key, f"unknown config namespace {namespace!r}: nothing reads it. gpu-dra reads "
+                               f"{PREFIX}<key>; the providers read {', '.join(f'{n}:' for n in PROVIDER_NAMESPACES)}"))
+    return found
+
+
 def _at(located: Located, key: str, *loc: str | int) -> int | None:
     return located.line(("config", PREFIX + key) + loc)
 
@@ -271,7 +311,10 @@ ModelT = TypeVar("ModelT", bound=BaseModel)
 
 @functools.cache
 def _field_adapter(model: type[BaseModel], name: str) -> TypeAdapter[Any]:
-    return TypeAdapter(model.model_fields[name].rebuild_annotation())
+    """One field validated as strictly as in its model (a model type carries its own config)."""
+    annotation = model.model_fields[name].rebuild_annotation()
+    own_config = isinstance(annotation, type) and issubclass(annotation, BaseModel)
+    return TypeAdapter(annotation, config=None if own_config else STRICT)
 
 
 def _partial(model: type[ModelT], raw: Any) -> tuple[ModelT, frozenset[str]]:
@@ -397,6 +440,23 @@ def _stack_rules(parts: _Parts, has_kubeconfig_secret: bool, file: str, located:
         mapped_names.setdefault(mapping.extended_resource_name, i)
         mapped_classes.setdefault(mapping.device_class, i)
 
+    # The program keys access entries by name, and EKS allows one access entry per IAM principal ("An IAM
+    # principal can't be included in more than one access entry": docs.aws.amazon.com/eks/latest/userguide/
+    # creating-access-entries.html).
+    entry_names: dict[str, int] = {}
+    principals: dict[str, int] = {}
+    for i, entry in enumerate(cluster.access_entries if has("cluster.access_entries") else []):
+        if entry.name in entry_names:
+            problem("cluster", ("accessEntries", i, "name"), f"{entry.name!r} is already used by "
+                                                             f"accessEntries[{entry_names[entry.name]}]; give each "
+                                                             "entry its own name")
+        if entry.principal_arn in principals:
+            problem("cluster", ("accessEntries", i, "principalArn"),
+                    f"{entry.principal_arn} already has accessEntries[{principals[entry.principal_arn]}], and EKS "
+                    "allows one access entry per IAM principal; keep one entry for it")
+        entry_names.setdefault(entry.name, i)
+        principals.setdefault(entry.principal_arn, i)
+
     if has("environment", "cluster.endpoint") and config.environment is Environment.prod:
         for i, cidr in enumerate(cluster.endpoint.public_access_cidrs):
             if cidr in ("0.0.0.0/0", "::/0"):
@@ -437,7 +497,7 @@ def _load_team(root: Path, name: str) -> tuple[Team, Located]:
     try:
         team = Team.model_validate(data)
     except ValidationError as exc:
-        problems += _problems_from_validation(exc, Team, display, located)
+        problems += _problems_from_validation(exc, Team, data, display, located)
     if problems:
         raise ConfigError(problems)
     return team, located

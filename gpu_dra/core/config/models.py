@@ -10,20 +10,21 @@ import difflib
 import ipaddress
 import re
 from enum import StrEnum
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
 from pydantic import (
     AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
+    GetCoreSchemaHandler,
     ValidationError,
     ValidationInfo,
     field_validator,
     model_validator,
 )
 from pydantic.alias_generators import to_camel
-from pydantic_core import InitErrorDetails, PydanticCustomError
+from pydantic_core import CoreSchema, InitErrorDetails, PydanticCustomError
 
 from gpu_dra.core.dra.api import DNS_LABEL
 from gpu_dra.core.dra.quantity import QuantityError, parse_quantity
@@ -106,14 +107,28 @@ Quantity = Annotated[str, AfterValidator(_quantity)]
 QualifiedName = Annotated[str, AfterValidator(_qualified_name)]
 
 
+# Strict: YAML's `true` (or `yes`) is no count, a number is no name, bytes (`!!binary`) are no text. Numbers
+# stay numbers (the stack file is read by PyYAML, the engine's objects by the JSON parser: 150 arrives as an int).
+STRICT = ConfigDict(strict=True)
+
+
 class Model(BaseModel):
-    """Base of every config model: camelCase keys as written in YAML, unknown keys rejected, immutable."""
+    """Base of every config model: camelCase keys as written in YAML, unknown keys rejected, immutable, strict."""
 
     model_config = ConfigDict(extra="forbid", alias_generator=to_camel, validate_by_alias=True,
-                              validate_by_name=False, serialize_by_alias=True, frozen=True)
+                              validate_by_name=False, serialize_by_alias=True, frozen=True, **STRICT)
 
 
-class Environment(StrEnum):
+class Choice(StrEnum):
+    """A config key's allowed values; written as text, so accepted as text even in strict models (which would
+    demand the enum member itself)."""
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
+        return cast(CoreSchema, {**handler(source), "strict": False})
+
+
+class Environment(Choice):
     dev = "dev"
     staging = "staging"
     prod = "prod"
@@ -199,7 +214,7 @@ class Endpoint(Model):
         return self
 
 
-class AccessPolicy(StrEnum):
+class AccessPolicy(Choice):
     cluster_admin = "cluster-admin"
     admin = "admin"
     edit = "edit"
@@ -271,7 +286,7 @@ class KubeconfigSource(Model):
     context: str | None = None
 
 
-class Platform(StrEnum):
+class Platform(Choice):
     eks = "eks"
     existing = "existing"
 
@@ -394,7 +409,7 @@ class Cluster(Model):
 # --------------------------------------------------------------------------------------------- node groups
 
 
-class AmiType(StrEnum):
+class AmiType(Choice):
     AL2023_x86_64_NVIDIA = "AL2023_x86_64_NVIDIA"
     AL2023_ARM_64_NVIDIA = "AL2023_ARM_64_NVIDIA"
     BOTTLEROCKET_x86_64_NVIDIA = "BOTTLEROCKET_x86_64_NVIDIA"
@@ -405,25 +420,25 @@ class AmiType(StrEnum):
         return "arm64" if "ARM_64" in self.value else "x86_64"
 
 
-class AllocationMode(StrEnum):
+class AllocationMode(Choice):
     dra = "dra"
     device_plugin = "device-plugin"
 
 
-class CapacityType(StrEnum):
+class CapacityType(Choice):
     ON_DEMAND = "ON_DEMAND"
     SPOT = "SPOT"
     CAPACITY_BLOCK = "CAPACITY_BLOCK"
 
 
-class DriverSource(StrEnum):
+class DriverSource(Choice):
     """Where the NVIDIA kernel driver lives: on the host (EKS NVIDIA AMIs) or in the GPU Operator's container."""
 
     host = "host"
     gpu_operator = "gpu-operator"
 
 
-class TaintEffect(StrEnum):
+class TaintEffect(Choice):
     NoSchedule = "NoSchedule"
     NoExecute = "NoExecute"
     PreferNoSchedule = "PreferNoSchedule"
@@ -498,7 +513,7 @@ class NodeGroup(Model):
 # --------------------------------------------------------------------------------------------- DRA driver
 
 
-class ChartName(StrEnum):
+class ChartName(Choice):
     dra_driver_nvidia_gpu = "dra-driver-nvidia-gpu"
     nvidia_dra_driver_gpu = "nvidia-dra-driver-gpu"
 
@@ -526,7 +541,7 @@ class DraDriver(Model):
 # --------------------------------------------------------------------------------------------- selectors
 
 
-class DeviceType(StrEnum):
+class DeviceType(Choice):
     gpu = "gpu"
     mig = "mig"
 
@@ -584,7 +599,7 @@ class LegacyMapping(Model):
 # --------------------------------------------------------------------------------------------- teams
 
 
-class AllocationCount(StrEnum):
+class AllocationCount(Choice):
     ExactCount = "ExactCount"
     All = "All"
 
@@ -657,7 +672,7 @@ class Constraint(Model):
         return self
 
 
-class SharingStrategy(StrEnum):
+class SharingStrategy(Choice):
     TimeSlicing = "TimeSlicing"
     MPS = "MPS"
 

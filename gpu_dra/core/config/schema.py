@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpu_dra.core.config.loader import PREFIX
+from gpu_dra.core.config.loader import PREFIX, PROVIDER_NAMESPACES
 from gpu_dra.core.config.models import StackConfig, Team
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
@@ -26,8 +26,8 @@ def stack_schema() -> dict[str, Any]:
         "type": "object",
         "properties": properties,
         "required": [PREFIX + key for key in model.get("required", [])],
-        # Other namespaces (aws:, kubernetes:, pulumi:) belong to other packages; an unknown gpu-dra: key is an error.
-        "patternProperties": {"^(?!gpu-dra:)[A-Za-z0-9_.-]+:.+$": {}},
+        # The providers' namespaces belong to their packages; any other key, or an unknown gpu-dra: key, is an error.
+        "patternProperties": {f"^({'|'.join(PROVIDER_NAMESPACES)}):.+$": {}},
         "additionalProperties": False,
     }
     return {"$schema": DRAFT, "title": "gpu-dra stack file (stacks/Pulumi.<stack>.yaml)", "type": "object",
