@@ -10,7 +10,8 @@ import pytest
 import yaml
 
 from gpu_dra.core.analysis import inventory as inv
-from gpu_dra.core.analysis.explain import Explainer, claims_from_objects, in_use_from_claims
+from gpu_dra.core.analysis.explain import Explainer, claims_from_objects, features_for, in_use_from_claims
+from gpu_dra.core.analysis.pools import Node
 from gpu_dra.core.config.loader import load_stack
 from gpu_dra.core.dra.objects import ResourceClaim, claim_from_devices
 from gpu_dra.core.facts import nvidia
@@ -272,3 +273,136 @@ def test_a_pci_bus_selector_is_safe_on_the_prod_fleet(project: Project) -> None:
     result = gpu_dra("--project-dir", str(project.root), "check", "--stack", "prod", "--format", "json")
     assert result.returncode == 0, result.stdout + result.stderr
     assert json.loads(result.stdout)["stacks"][0]["violations"] == []
+
+
+# --------------------------------------------------------------------------------------------- the faithful core
+
+
+def _p5_items() -> list[dict[str, Any]]:
+    return list(yaml.safe_load(P5.read_text())["items"])
+
+
+def _fleet_of(items: list[dict[str, Any]]) -> inv.Inventory:
+    text = yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": items})
+    return inv.from_documents("slices.yaml", parse_documents(text, "slices.yaml"))
+
+
+P5_NODE = "ip-100-64-147-149.ec2.internal"
+
+
+def _held_by(name: str, devices: list[str]) -> dict[str, Any]:
+    namespace, _, claim_name = name.partition("/")
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+            "metadata": {"name": claim_name, "namespace": namespace},
+            "spec": {"devices": {"requests": [exactly(len(devices))]}},
+            "status": {"allocation": {"devices": {"results": [
+                {"request": "gpu", "driver": "gpu.nvidia.com", "pool": P5_NODE, "device": d} for d in devices]}}}}
+
+
+def test_busy_devices_are_named_with_their_holders_on_the_real_p5_dump() -> None:
+    trainer = _held_by("ml/trainer-0-gpu", [f"gpu-{i}" for i in range(7)])
+    in_use = in_use_from_claims(claims_from_objects([trainer]))
+    report = Explainer({}).explain(claim([exactly(2)], name="ml/pair"), load(P5), in_use)
+    assert not report.allocatable and not report.errors
+    assert report.reason.startswith(f"request gpu needs 2 device(s); on {P5_NODE} 1 of its 8 matching device(s) "
+                                    "are free: gpu-0: allocated to ml/trainer-0-gpu, gpu-1: allocated to ")
+    assert "gpu-6: allocated to ml/trainer-0-gpu" in report.reason and "None" not in report.reason
+    (request,) = report.as_dict()["requests"]
+    assert request["in_use"]["count"] == 7
+    assert request["in_use"]["devices"][0] == {"node": P5_NODE, "driver": "gpu.nvidia.com", "pool": P5_NODE,
+                                               "device": "gpu-0", "claim": "ml/trainer-0-gpu"}
+    one = Explainer({}).explain(claim([exactly(1)], name="ml/one"), load(P5), in_use)
+    assert one.allocatable and one.solution is not None
+    assert [d.name for a in one.solution[1] for d in a.devices] == ["gpu-7"]
+
+
+def test_busy_devices_on_the_cli_text_and_json(tmp_path: Path) -> None:
+    held = tmp_path / "claims.yaml"
+    held.write_text(yaml.safe_dump_all([_held_by("ml/trainer-0-gpu", [f"gpu-{i}" for i in range(7)]), {
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+        "metadata": {"name": "pair", "namespace": "ml"}, "spec": {"spec": {"devices": {"requests": [exactly(2)]}}}}]))
+    text = gpu_dra("explain", str(P5), str(held), "--claim", "ml/pair")
+    assert text.returncode == 1
+    assert "gpu-3: allocated to ml/trainer-0-gpu" in text.stdout
+    report = json.loads(gpu_dra("explain", str(P5), str(held), "--claim", "ml/pair", "--format", "json").stdout)
+    (pair,) = report["claims"]
+    assert "gpu-3: allocated to ml/trainer-0-gpu" in pair["reason"]
+    assert pair["requests"][0]["in_use"]["count"] == 7
+
+
+def test_a_missing_constrained_attribute_reads_without_none() -> None:
+    items = _p5_items()
+    del items[1]["spec"]["devices"][0]["attributes"]["resource.kubernetes.io/pcieRoot"]
+    report = Explainer({}).explain(claim([exactly(2)], [{"matchAttribute": "resource.kubernetes.io/pcieRoot"}]),
+                                   _fleet_of(items))
+    assert not report.allocatable
+    assert "(attribute not set)" in report.reason and "None" not in report.reason
+
+
+COMPUTE_DOMAIN_SLICE = {  # the shape of the cluster-wide slice NVIDIA's DRA chart (0.5 line) installs
+    "apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+    "metadata": {"name": "compute-domain-default-channel"},
+    "spec": {"driver": "compute-domain.nvidia.com", "pool": {"name": "compute-domain", "generation": 1,
+                                                             "resourceSliceCount": 1},
+             "nodeSelector": {"nodeSelectorTerms": [{"matchExpressions": [
+                 {"key": "nvidia.com/gpu.present", "operator": "In", "values": ["true"]}]}]},
+             "devices": [{"name": "channel-1", "attributes": {"type": {"string": "channel"}, "id": {"int": 1}}}]}}
+
+
+def test_a_node_selector_slice_is_read_by_inventory_and_explain(tmp_path: Path) -> None:
+    fleet = _fleet_of([*_p5_items(), COMPUTE_DOMAIN_SLICE])
+    shared = [d for d in fleet.devices if d.node == inv.SELECTED_NODES]
+    assert [d.name for d in shared] == ["channel-1"] and fleet.nodes() == [P5_NODE]
+    path = tmp_path / "slices.yaml"
+    path.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [*_p5_items(),
+                                                                                 COMPUTE_DOMAIN_SLICE]}))
+    result = gpu_dra("inventory", str(path))
+    assert result.returncode == 0, result.stderr
+    gpus = claim([exactly(1)])
+    assert Explainer({}).explain(gpus, fleet).allocatable
+    channel = claim([exactly(1, ("device.attributes['compute-domain.nvidia.com'].id == 1",),
+                             klass="compute-domain-default-channel.nvidia.com")])
+    explainer = Explainer({"compute-domain-default-channel.nvidia.com": [
+        "device.driver == 'compute-domain.nvidia.com'"]})
+    labelled = [Node(P5_NODE, {"nvidia.com/gpu.present": "true"})]
+    report = explainer.explain(channel, fleet, nodes=labelled)
+    assert report.allocatable and report.allocation is not None
+    assert [(d.pool, d.device) for d in report.allocation.devices] == [("compute-domain", "channel-1")]
+    # the slice selects labelled nodes only: on an unlabelled node the channel is out of reach
+    assert not explainer.explain(channel, fleet, nodes=[Node(P5_NODE, {})]).allocatable
+
+
+def test_a_duplicated_pool_is_an_error() -> None:
+    items = _p5_items()
+    copy = yaml.safe_load(yaml.safe_dump(items[1]))
+    copy["metadata"]["name"] += "-copy"
+    report = Explainer({}).explain(claim([exactly(1)]), _fleet_of([*items, copy]))
+    assert not report.allocatable
+    assert [e.rule for e in report.errors] == ["allocation-error"]
+    assert "duplicate device name gpu-0" in report.reason
+
+
+def test_an_older_pool_generation_does_not_count() -> None:
+    items = _p5_items()
+    old = yaml.safe_load(yaml.safe_dump(items[1]))
+    old["metadata"]["name"] += "-old"
+    old["spec"]["pool"]["generation"] = 0
+    old["spec"]["devices"] = [{**d, "name": f"old-{d['name']}"} for d in old["spec"]["devices"]]
+    report = Explainer({}).explain(claim([exactly(9)]), _fleet_of([*items, old]))
+    assert len(report.requests[0].matching) == 16  # the match report lists every device read
+    assert not report.allocatable and not report.errors  # the allocator only the newest generation
+
+
+def test_a_device_taint_the_request_does_not_tolerate() -> None:
+    items = _p5_items()
+    for device in items[1]["spec"]["devices"]:
+        device["taints"] = [{"key": "nvidia.com/gpu-unhealthy", "value": "xid-79", "effect": "NoSchedule"}]
+    fleet = _fleet_of(items)
+    on = Explainer({}, features=features_for("1.36"))  # DRADeviceTaints: beta, on by default from 1.36
+    report = on.explain(claim([exactly(1)]), fleet)
+    assert not report.allocatable
+    assert "gpu-0: tainted nvidia.com/gpu-unhealthy=xid-79:NoSchedule" in report.reason
+    tolerant = {"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com", "count": 1, "tolerations": [
+        {"key": "nvidia.com/gpu-unhealthy", "operator": "Exists", "effect": "NoSchedule"}]}}
+    assert on.explain(claim([tolerant]), fleet).allocatable
+    assert Explainer({}, features=features_for("1.34")).explain(claim([exactly(1)]), fleet).allocatable  # gate off

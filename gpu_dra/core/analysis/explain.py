@@ -2,31 +2,68 @@
 
 Per request (and subrequest): the devices passing the class's and the request's selectors, the others grouped by
 reason naming the selector and, where it can be told, the failing term. A CEL runtime error on any device aborts the
-claim, as in the allocator. Then allocation is simulated per node (gpu_dra.core.analysis.allocator). Each distinct
-(selector, device shape) is evaluated once, and each distinct node once, so large uniform fleets stay fast.
+claim, as in the allocator. Then the verdict per node is the faithful core's (`allocate_claims` in
+gpu_dra.core.analysis.allocator: pools and generations, node selection, counters, taints, devices other claims hold,
+several claims together), tried on the nodes where every request has enough matching, free devices, in name order.
+Each distinct (selector, device shape) is evaluated once, and each distinct node (as the allocator sees it: its
+slices, pools, which devices match, are held, and how their constrained attributes compare) allocated once, so large
+uniform fleets stay fast. An unallocatable claim's reason names the devices in use and the claims holding them.
 """
 
 from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
-from gpu_dra.core.analysis.allocator import Allocation, Choice, allocate
-from gpu_dra.core.analysis.inventory import ALL_NODES, Device, Inventory
+from gpu_dra.core.analysis.allocator import (
+    KNOWN_KINDS,
+    Allocation,
+    AllocationError,
+    ClaimAllocation,
+    Features,
+    NotModelled,
+    allocate_claims,
+)
+from gpu_dra.core.analysis.inventory import Device, Inventory
+from gpu_dra.core.analysis.pools import Node, gather_pools, node_matches
 from gpu_dra.core.dra.cel import CompileError, compile_selector, device_view, evaluate
 from gpu_dra.core.dra.cel.compile import CompiledSelector
 from gpu_dra.core.dra.cel.lexer import device_lookups, tokenize
-from gpu_dra.core.dra.objects import Constraint, ResourceClaim, parse_claim, parse_device_class
-from gpu_dra.core.facts import nvidia
+from gpu_dra.core.dra.objects import (
+    AllocatedDevice,
+    Constraint,
+    DeviceChoice,
+    NodeSelection,
+    ResourceClaim,
+    ResourceSlice,
+    SliceDevice,
+    parse_claim,
+    parse_device_class,
+)
+from gpu_dra.core.facts import gates, nvidia
 from gpu_dra.core.findings import ERROR, Finding
 
 EXAMPLES = 5  # devices shown per reason in JSON reports unless every device is asked for
 # Rules of the errors that stop a claim before allocation is tried.
 CEL_COMPILE, CEL_RUNTIME = "cel-compile", "cel-runtime-error"
 INVALID_CLAIM, MISSING_CLASS = "invalid-claim", "device-class-missing"
+# Rules of what allocate_claims refuses on a node (an invalid pool, All on a pool being updated, too many devices),
+# which fails the pod on every node, and of a verdict that needs what the typed objects do not carry.
+ALLOCATION_ERROR, NOT_MODELLED = "allocation-error", "not-modelled"
+
+
+def features_for(version: str = gates.DEFAULT_KUBERNETES_VERSION, platform: str = "eks",
+                 declared: dict[str, bool] | None = None) -> Features:
+    """The allocator's switches as the scheduler of this Kubernetes version and platform has them."""
+    def on(gate: str) -> bool:
+        return gates.enabled(gate, version, platform, declared)
+
+    return Features(admin_access=on("DRAAdminAccess"), prioritized_list=on("DRAPrioritizedList"),
+                    partitionable_devices=on("DRAPartitionableDevices"), device_taints=on("DRADeviceTaints"),
+                    consumable_capacity=on("DRAConsumableCapacity"))
 
 
 @dataclass
@@ -34,6 +71,7 @@ class RequestReport:
     name: str
     matching: list[Device] = field(default_factory=list)
     rejected: dict[str, list[Device]] = field(default_factory=dict)  # reason -> devices
+    in_use: list[tuple[Device, str]] = field(default_factory=list)  # matching devices other claims hold, holder
 
 
 @dataclass
@@ -45,6 +83,7 @@ class ClaimReport:
     errors: list[Finding] = field(default_factory=list)  # what stops the claim before allocation is tried
     reason: str = ""
     solution: tuple[str, list[Allocation]] | None = None
+    allocation: ClaimAllocation | None = None  # the core's result on the solution's node
 
     def as_dict(self, examples: int | None = EXAMPLES) -> dict[str, Any]:
         """The report as JSON data: per request the matching devices and each rejection reason with its count and
@@ -63,6 +102,9 @@ class ClaimReport:
                 "matching": devices(r.matching),
                 "rejected": [{"reason": reason, **devices(items)}
                              for reason, items in sorted(r.rejected.items(), key=lambda item: -len(item[1]))],
+                "in_use": {"count": len(r.in_use), "devices": [
+                    {"node": d.node, "driver": d.driver, "pool": d.pool, "device": d.name, "claim": holder}
+                    for d, holder in (r.in_use if examples is None else r.in_use[:examples])]},
             } for r in self.requests],
             "solution": None if self.solution is None else {
                 "node": self.solution[0],
@@ -74,16 +116,20 @@ class ClaimReport:
 class Explainer:
     """Caches compiled selectors and per-shape results across claims."""
 
-    def __init__(self, classes: Mapping[str, list[str]], consumable_capacity: bool = True):
+    def __init__(self, classes: Mapping[str, list[str]], consumable_capacity: bool = True,
+                 features: Features | None = None):
         """`consumable_capacity` defaults on: the scheduler compiles stored selectors with every field declared
         (StoredExpressions, kubernetes/dynamic-resource-allocation@v0.34.0:cel/cache.go;
-        docs/sources.md#cel-environment); the API server decides what may be stored."""
+        docs/sources.md#cel-environment); the API server decides what may be stored. `features`: the allocator's
+        switches (default: a Kubernetes 1.34 EKS scheduler's, `features_for()`)."""
         self.classes = {**nvidia.CHART_CLASS_SELECTORS, **classes}
         self.consumable_capacity = consumable_capacity
+        self.features = features if features is not None else features_for()
         self._compiled: dict[str, CompiledSelector | CompileError] = {}
         self._results: dict[tuple[str, Any], tuple[bool, Finding | None]] = {}
         self._specs: dict[tuple[str, ...], tuple[tuple[str, str, str | None], ...] | None] = {}
-        self._fleets: dict[int, _Fleet] = {}
+        self._fleets: dict[tuple[int, int], _Fleet] = {}
+        self._grouping: dict[int, tuple[Inventory, dict[Any, list[list[Device]]]]] = {}
 
     # ------------------------------------------------------------------------------------------- evaluation
 
@@ -124,22 +170,30 @@ class Explainer:
         return (device.driver, device.allow_multiple_allocations, device.unreadable,
                 tuple(_project(device, field) for field in spec))
 
-    def _fleet(self, inventory: Inventory) -> _Fleet:
-        fleet = self._fleets.get(id(inventory))
-        if fleet is None:  # the fleet holds its inventory, so an id filed here is never reused
-            fleet = self._fleets[id(inventory)] = _Fleet(inventory)
+    def _fleet(self, inventory: Inventory, nodes: Sequence[Node] | None = None) -> _Fleet:
+        key = (id(inventory), id(nodes) if nodes else 0)
+        fleet = self._fleets.get(key)
+        if fleet is None:  # the fleet holds its inventory and nodes, so ids filed here are never reused
+            fleet = self._fleets[key] = _Fleet(inventory, nodes, self._grouping_of(inventory))
         return fleet
+
+    def _grouping_of(self, inventory: Inventory) -> dict[Any, list[list[Device]]]:
+        """Device groups per selector view, per inventory (held with it, so its id is not reused)."""
+        held = self._grouping.get(id(inventory))
+        if held is None:
+            held = self._grouping[id(inventory)] = (inventory, {})
+        return held[1]
 
     def _groups(self, expressions: list[str], inventory: Inventory) -> list[list[Device]]:
         """The inventory's devices grouped by what these expressions can see: one evaluation per group."""
         spec = self._spec(expressions)
-        fleet = self._fleet(inventory)
-        if spec not in fleet.grouping:
+        grouping = self._grouping_of(inventory)
+        if spec not in grouping:
             groups: dict[Any, list[Device]] = {}
             for device in inventory.devices:
                 groups.setdefault(self._device_key(device, spec), []).append(device)
-            fleet.grouping[spec] = list(groups.values())
-        return fleet.grouping[spec]
+            grouping[spec] = list(groups.values())
+        return grouping[spec]
 
     def _failing_term(self, expression: str, device: Device) -> str | None:
         """Describe the first top-level `&&` term that is false on the device, in the user's words."""
@@ -167,15 +221,47 @@ class Explainer:
 
     # ------------------------------------------------------------------------------------------- claims
 
-    def explain(self, claim: ResourceClaim, inventory: Inventory,
-                in_use: Mapping[Any, str] | None = None) -> ClaimReport:
+    def explain(self, claim: ResourceClaim, inventory: Inventory, in_use: Mapping[Any, str] | None = None,
+                nodes: Sequence[Node] | None = None, only: Collection[str] | None = None) -> ClaimReport:
+        """The claim's match report, then the scheduler's verdict per node (allocate_claims). `in_use` maps
+        (driver, pool, device) -> the claim holding it; `nodes` are the cluster's Nodes with their labels (without
+        them, the nodes the slices name, unlabelled); `only` limits the nodes tried (a pod's)."""
+        report, matched = self.match(claim, inventory, in_use)
+        if matched is None:
+            return report
+        fleet = self._fleet(inventory, nodes)
+        busy = self._busy(in_use, {claim.name})
+        verdict = self._verdict([matched], fleet, busy, only)
+        if verdict.error is not None:
+            report.errors.append(verdict.error)
+            report.reason = verdict.error.message
+            return report
+        report.nodes = verdict.nodes
+        report.allocatable = bool(verdict.nodes)
+        if verdict.first is not None:
+            node, (allocation,) = verdict.first
+            report.allocation = allocation
+            report.solution = (node, fleet.allocations(node, allocation))
+            return report
+        report.reason = self._unallocatable_reason(matched, fleet, busy, only)
+        if claim.constraints and all(r.matching for r in report.requests):
+            loose = _Matched(replace(claim, constraints=()), report, matched.choices, ())
+            unconstrained = self._verdict([loose], fleet, busy, only)
+            if unconstrained.nodes:
+                report.reason = _constraint_reason(list(claim.constraints), report.requests, unconstrained.nodes[0])
+        return report
+
+    def match(self, claim: ResourceClaim, inventory: Inventory,
+              in_use: Mapping[Any, str] | None = None) -> tuple[ClaimReport, _Matched | None]:
+        """Per request the matching devices and the others by reason; None beside the report when an error
+        stops the claim before allocation is tried."""
         report = ClaimReport(claim.name)
         if claim.problem:
             report.errors.append(Finding(INVALID_CLAIM, ERROR, claim.problem, object=claim.name))
             report.reason = claim.problem
-            return report
-        in_use = {key: owner for key, owner in (in_use or {}).items() if owner != claim.name}  # its own: not busy
-        choices_by_request: list[tuple[str, list[tuple[Choice, Any]]]] = []
+            return report, None
+        held = {key: owner for key, owner in (in_use or {}).items() if owner != claim.name}  # its own: not busy
+        choices_by_request: list[list[tuple[DeviceChoice, Any]]] = []
         for request in claim.requests:
             choices = []
             for spec in request.choices:
@@ -201,90 +287,417 @@ class Explainer:
                         passing.append(index)
                     else:
                         request_report.rejected.setdefault(reason or "no match", []).extend(group)
-                choice = Choice(spec.subrequest, spec.allocation_mode, spec.count, (), spec.admin_access)
-                choices.append((choice, (self._spec(expressions), tuple(passing))))
-            choices_by_request.append((request.name, choices))
+                if held:
+                    request_report.in_use = [(d, held[key]) for d in request_report.matching
+                                             if (key := (d.driver, d.pool, d.name)) in held]
+                choices.append((spec, (self._spec(expressions), tuple(passing))))
+            choices_by_request.append(choices)
         if report.errors:
             first = report.errors[0]
             report.reason = first.message + (" (a CEL runtime error on any device aborts the whole claim)"
                                              if first.rule == CEL_RUNTIME else "")
-            return report
-        constraints = list(claim.constraints)
-        self._simulate(report, choices_by_request, constraints, inventory, in_use)
-        if not report.allocatable and constraints and all(r.matching for r in report.requests):
-            unconstrained = ClaimReport(claim.name)
-            self._simulate(unconstrained, choices_by_request, [], inventory, in_use)
-            if unconstrained.allocatable:
-                report.reason = _constraint_reason(constraints, report.requests, unconstrained.nodes[0])
-        return report
+            return report, None
+        attributes = tuple(c.match_attribute or c.distinct_attribute or "" for c in claim.constraints)
+        return report, _Matched(claim, report, choices_by_request, attributes)
 
-    def _simulate(self, report: ClaimReport, choices_by_request: list[tuple[str, list[tuple[Choice, Any]]]],
-                  constraints: list[Constraint], inventory: Inventory, in_use: Mapping[Any, str]) -> None:
-        """Allocate on every node; nodes whose candidates look alike to the allocator are decided once."""
-        fleet = self._fleet(inventory)
-        attributes = tuple(c.match_attribute or c.distinct_attribute or "" for c in constraints)
-        busy = frozenset(in_use)
-        per_choice = [[(choice, fleet.candidates(matching), fleet.looks(matching, attributes, busy, in_use))
-                       for choice, matching in choices] for _, choices in choices_by_request]
+    # ------------------------------------------------------------------------------------------- verdicts
 
-        def on(node: str) -> list[tuple[str, list[Choice]]]:
-            return [(name, [Choice(c.subrequest, c.mode, c.count, candidates.get(node, ()), c.admin_access)
-                            for c, candidates, _ in indexed])
-                    for (name, _), indexed in zip(choices_by_request, per_choice, strict=True)]
+    def together(self, claims: Sequence[ResourceClaim], inventory: Inventory, in_use: Mapping[Any, str] | None,
+                 nodes: Sequence[Node] | None = None, only: Collection[str] | None = None) -> Verdict:
+        """Claims of one pod allocated together (their match reports must be free of errors): the nodes they fit
+        on together, the first such node with the allocations, or the error that fails them."""
+        matched = []
+        for claim in claims:
+            _, one = self.match(claim, inventory, in_use)
+            if one is None:
+                raise ValueError(f"claim {claim.name} has errors: explain it first")
+            matched.append(one)
+        busy = self._busy(in_use, {claim.name for claim in claims})
+        return self._verdict(matched, self._fleet(inventory, nodes), busy, only)
 
-        outcomes: dict[Any, bool] = {}
+    def reachable(self, inventory: Inventory, nodes: Sequence[Node] | None = None) -> dict[str, set[Any]]:
+        """node -> the (driver, pool, device) it reaches."""
+        fleet = self._fleet(inventory, nodes)
+        return {name: {(d.driver, d.pool, d.name) for d in devices} for name, devices in fleet.devices.items()}
+
+    @staticmethod
+    def _busy(in_use: Mapping[Any, str] | None, own: Collection[str]) -> dict[Any, str]:
+        return {key: owner for key, owner in (in_use or {}).items() if owner not in own}
+
+    def _verdict(self, matched: Sequence[_Matched], fleet: _Fleet, busy: Mapping[Any, str],
+                 only: Collection[str] | None = None) -> Verdict:
+        """allocate_claims for these claims together on every node they may fit (in name order), each distinct
+        node (as the allocator sees it) once. An error on any node fails them, as a Filter error fails the pod."""
+        claims = [_as_stored(m.claim, self.features) for m in matched]
+        allocated = [AllocatedDevice(*key) for key in busy]
+        frozen = frozenset(busy)
+        looks = fleet.looks(matched, frozen)
+        shapes = tuple(_claim_shape(claim, m) for claim, m in zip(claims, matched, strict=True))
+        verdict = Verdict()
+        tried = False
+
+        def allocate(node: Node) -> list[ClaimAllocation] | None:
+            return allocate_claims(claims, fleet.slices_of[node.name], node, self.classes, allocated, self.features)
+
+        alike: dict[int, list[Node]] = {}  # nodes alike to the allocator, in name order
         for node in fleet.nodes:
-            signature = tuple(tuple(looks.get(node, ()) for _, _, looks in indexed) for indexed in per_choice)
-            allocatable = outcomes.get(signature)
-            if allocatable is None:
-                allocatable = outcomes[signature] = allocate(on(node), constraints, in_use) is not None
-            if allocatable:
-                report.nodes.append(node)
-                if report.solution is None:
-                    report.solution = (node, allocate(on(node), constraints, in_use) or [])
-        report.allocatable = bool(report.nodes)
-        if not report.allocatable:
-            report.reason = _unallocatable_reason(report)
+            if only is not None and node.name not in only:
+                continue
+            candidate, kind = looks[node.name]
+            if candidate or fleet.risky[node.name]:
+                alike.setdefault(kind, []).append(node)
+        tried = bool(alike)
+        fitting: list[tuple[Any, list[Node]]] = []
+        try:
+            for kind, nodes in alike.items():  # every kind is tried: an error on any node fails the claims
+                key = (kind, shapes, frozen)
+                fits = fleet.outcomes.get(key)
+                if fits is None:
+                    result = allocate(nodes[0])
+                    fits = fleet.outcomes[key] = result is not None
+                    if result is not None:
+                        fleet.results[(nodes[0].name, key)] = result
+                if fits:
+                    fitting.append((key, nodes))
+            if fitting:
+                key, nodes = min(fitting, key=lambda item: item[1][0].name)
+                result = fleet.results.get((nodes[0].name, key))
+                if result is None:
+                    result = fleet.results[(nodes[0].name, key)] = allocate(nodes[0]) or []
+                verdict.first = (nodes[0].name, [replace(r, claim=claim.name)
+                                                 for r, claim in zip(result, claims, strict=True)])
+                verdict.nodes = ([n.name for n in fitting[0][1]] if len(fitting) == 1
+                                 else sorted(n.name for _, group in fitting for n in group))
+            if not tried and fleet.nodes:  # checks made before any search (limits, pools for All) still apply
+                allocate(fleet.nodes[0])
+        except AllocationError as error:
+            verdict.error = Finding(ALLOCATION_ERROR, ERROR, str(error), object=error.claim)
+        except NotModelled as error:
+            verdict.error = Finding(NOT_MODELLED, ERROR, f"not modelled: {error}", object=error.claim)
+        if verdict.error is not None:
+            verdict.nodes, verdict.first = [], None
+        return verdict
+
+    def _unallocatable_reason(self, matched: _Matched, fleet: _Fleet, busy: Mapping[Any, str],
+                              only: Collection[str] | None) -> str:
+        """In the scheduler's terms, naming the devices in use and the claims holding them."""
+        for request in matched.report.requests:
+            if not request.matching:
+                top = max(request.rejected.items(), key=lambda item: len(item[1]), default=None)
+                why = f"; most common: {top[0]} ({len(top[1])} devices)" if top else ""
+                return f"request {request.name}: no device matches{why}"
+        nodes = [n for n in fleet.nodes if only is None or n.name in only]
+        if not nodes:
+            return "no node the pod may use reaches the devices"
+        offset = 0
+        for choices in matched.choices:
+            labels = [r.name for r in matched.report.requests[offset:offset + len(choices)]]
+            offset += len(choices)
+            best: tuple[Any, ...] | None = None
+            fits = False
+            for (spec, key), label in zip(choices, labels, strict=True):
+                passing = fleet.passing(key)
+                for node in nodes:
+                    matching = [d for d in fleet.devices[node.name] if id(d) in passing]
+                    blocked = [(d, cause) for d in matching
+                               if (cause := self._unavailable(d, spec, fleet, busy)) is not None]
+                    wanted = len(matching) if spec.allocation_mode == "All" else spec.count
+                    if matching and len(matching) - len(blocked) >= wanted:
+                        fits = True
+                        break
+                    score = (len(matching) - len(blocked) - wanted, len(matching), -len(blocked))
+                    if best is None or score > best[0]:
+                        best = (score, label, spec, node.name, matching, blocked, wanted)
+                if fits:
+                    break
+            if fits or best is None:
+                continue
+            _, label, spec, node_name, matching, blocked, wanted = best
+            if not matching:
+                return f"request {label}: none of its matching devices is reachable from the nodes tried"
+            held = _listing(blocked)
+            if spec.allocation_mode == "All":
+                return (f"request {label} asks for all {wanted} matching device(s) on {node_name}, but "
+                        f"{len(blocked)} cannot be allocated: {held}")
+            if not blocked:
+                return (f"request {label} needs {wanted} device(s), but at most {len(matching)} match on one "
+                        f"node ({node_name})")
+            return (f"request {label} needs {wanted} device(s); on {node_name} {len(matching) - len(blocked)} of "
+                    f"its {len(matching)} matching device(s) are free: {held}")
+        blocked_anywhere = [(d, cause) for node in nodes[:1] for d in fleet.devices[node.name]
+                            if id(d) in fleet.passing_any([k for cs in matched.choices for _, k in cs])
+                            and (cause := self._unavailable(d, None, fleet, busy)) is not None]
+        more = f"; on {nodes[0].name}: {_listing(blocked_anywhere)}" if blocked_anywhere else ""
+        if fleet.uses_counters:
+            more += "; devices share counters, which one allocation can exhaust for its siblings"
+        return ("cannot allocate all claims: no single node has enough matching, free devices for all requests "
+                f"together{' within the constraints' if matched.claim.constraints else ''}{more}")
+
+    def _unavailable(self, device: Device, spec: DeviceChoice | None, fleet: _Fleet,
+                     busy: Mapping[Any, str]) -> str | None:
+        """Why the allocator cannot take a matching device whatever else it picks, or None."""
+        holder = busy.get((device.driver, device.pool, device.name))
+        if holder and not (spec is not None and spec.admin_access):
+            return f"allocated to {holder}"
+        typed = fleet.typed.get(id(device))
+        if typed is None:
+            return None
+        if typed.consumes_counters and not self.features.partitionable_devices:
+            return "consumes shared counters, which DRAPartitionableDevices (off) must allow"
+        if self.features.device_taints:
+            tolerations = getattr(spec, "tolerations", ()) if spec is not None else ()
+            taints = [t for t in typed.taints if not _tolerated(t, tolerations)]
+            if taints:
+                shown = ", ".join(f"{t.key}{'=' + t.value if t.value else ''}:{t.effect}" for t in taints)
+                return f"tainted {shown}"
+        return None
+
+
+# Request fields behind a gate, and their value once the API server drops them (k8s resource strategy
+# dropDisabledFields: a field whose gate is off is not stored on create).
+_GATED_FIELDS = (("consumable_capacity", "capacity_requests", None), ("admin_access", "written_admin_access", None),
+                 ("device_taints", "tolerations", ()))
+
+
+def _as_stored(claim: ResourceClaim, features: Features) -> ResourceClaim:
+    """The claim as the API server stores it with these gates: fields of a gate that is off are dropped on write
+    (lint and dra-feature-gates report them), so the scheduler never sees them."""
+    names = {f.name for f in fields(DeviceChoice)}
+    dropped: dict[str, Any] = {name: value for gate, name, value in _GATED_FIELDS
+                               if name in names and not getattr(features, gate)}
+    if not dropped:
+        return claim
+    requests = tuple(replace(request, choices=tuple(
+        replace(choice, **{k: v for k, v in dropped.items() if getattr(choice, k) != v}) for choice in request.choices))
+        for request in claim.requests)
+    return replace(claim, requests=requests)
+
+
+@dataclass
+class _Matched:
+    """A claim past its match report: per request the choices with their matching-device keys."""
+
+    claim: ResourceClaim
+    report: ClaimReport
+    choices: list[list[tuple[DeviceChoice, Any]]]
+    attributes: tuple[str, ...]  # the constrained attributes
+
+
+def _claim_shape(claim: ResourceClaim, matched: _Matched) -> str:
+    """What the allocator reads of a claim but its name and selectors (their matching devices are keyed apart):
+    every field of the typed claim, present and future."""
+    requests = tuple(replace(request, path=(), choices=tuple(replace(choice, selectors=(), path=(), selector_paths=())
+                                                             for choice in request.choices))
+                     for request in claim.requests)
+    keys = tuple(tuple(key for _, key in choices) for choices in matched.choices)
+    return repr((replace(claim, name="", requests=requests), keys))
+
+
+@dataclass
+class Verdict:
+    """What allocate_claims says of claims together across the nodes tried."""
+
+    nodes: list[str] = field(default_factory=list)
+    first: tuple[str, list[ClaimAllocation]] | None = None
+    error: Finding | None = None
+
+
+def _listing(blocked: list[tuple[Device, str]], limit: int = 8) -> str:
+    shown = ", ".join(f"{d.name}: {why}" for d, why in blocked[:limit])
+    return shown + (f", +{len(blocked) - limit} more" if len(blocked) > limit else "")
+
+
+def _fields_but(obj: Any, skipped: Collection[str]) -> list[Any]:
+    return [value for name, value in vars(obj).items() if name not in skipped]
+
+
+def _shape_of(slice_: ResourceSlice) -> str:
+    """All the allocator reads of a slice but its names and attributes (selectors and constraints, which read
+    them, are keyed apart): every typed field, present and future, so no field is forgotten."""
+    def local(selection: NodeSelection | None) -> str:
+        return "node" if selection is not None and selection.node_name else repr(selection)
+
+    return repr((_fields_but(slice_, ("name", "source", "pool", "node_selection", "devices")),
+                 _fields_but(slice_.pool, ("name",)), local(slice_.node_selection),
+                 [(_fields_but(d, ("attributes", "node_selection")), local(d.node_selection))
+                  for d in slice_.devices]))
+
+
+def _tolerated(taint: Any, tolerations: Iterable[Any]) -> bool:
+    """Upstream resourceclaim.ToleratesTaint: an empty effect or key matches any; an empty operator is Equal."""
+    for toleration in tolerations:
+        if toleration.effect and toleration.effect != taint.effect:
+            continue
+        if toleration.key and toleration.key != taint.key:
+            continue
+        if toleration.operator in ("", "Equal") and toleration.value == taint.value:
+            return True
+        if toleration.operator == "Exists":
+            return True
+    return False
 
 
 class _Fleet:
-    """Per-inventory indexes, shared by every claim explained against it: the node list, device groups per
-    selector view, and per set of matching groups the candidates of each node and what allocation sees of them."""
+    """Per inventory (and set of Nodes) indexes, shared by every claim explained against it: the nodes in name
+    order, the slices each reaches, a key of what the allocator sees of them, device groups per selector view, and
+    per set of claims what allocation sees of each node's matching devices."""
 
-    def __init__(self, inventory: Inventory):
-        self.inventory = inventory  # held, so the id() this is filed under cannot be reused while it lives
-        self.nodes = inventory.nodes()
-        self.grouping: dict[Any, list[list[Device]]] = {}
-        self._candidates: dict[Any, dict[str, tuple[Device, ...]]] = {}
-        self._looks: dict[Any, dict[str, tuple[Any, ...]]] = {}
+    def __init__(self, inventory: Inventory, nodes: Sequence[Node] | None,
+                 grouping: dict[Any, list[list[Device]]]):
+        self.inventory, self.given = inventory, nodes  # held, so the ids this is filed under are not reused
+        self.nodes = sorted(nodes, key=lambda n: n.name) if nodes else [Node(n, {}) for n in inventory.nodes()]
+        self.grouping = grouping  # the explainer's device groups per selector view, of this inventory
+        members = inventory.slice_members()
+        self.typed: dict[int, SliceDevice] = {}
+        for slice_, devices in members:
+            for typed, device in zip(slice_.devices, devices, strict=False):
+                self.typed[id(device)] = typed
+        self.uses_counters = any(s.shared_counters for s, _ in members)
+        local: dict[str, list[int]] = defaultdict(list)
+        shared = []
+        for index, (slice_, _) in enumerate(members):
+            if slice_.node_selection is not None and slice_.node_selection.node_name:
+                local[slice_.node_selection.node_name].append(index)
+            else:
+                shared.append(index)
+        self.slices_of: dict[str, list[ResourceSlice]] = {}
+        self.devices: dict[str, tuple[Device, ...]] = {}
+        self.static: dict[str, int] = {}
+        self.risky: dict[str, bool] = {}
+        statics: dict[Any, int] = {}
+        for node in self.nodes:
+            indices = sorted([*local.get(node.name, ()),
+                              *(i for i in shared if self._reaches(node, members[i][0]))])
+            slices = self.slices_of[node.name] = [members[i][0] for i in indices]
+            reachable: list[Device] = []
+            parts = []
+            pools: dict[tuple[str, str], int] = {}
+            for i in indices:
+                slice_, devices = members[i]
+                per_device = slice_.node_selection is None
+                flags = [not per_device or (typed.node_selection is not None
+                                            and node_matches(node, typed.node_selection)) for typed in slice_.devices]
+                reachable += [d for d, reach in zip(devices, flags, strict=False) if reach]
+                parts.append((pools.setdefault((slice_.driver, slice_.pool.name), len(pools)), tuple(flags),
+                              _shape_of(slice_)))
+            self.devices[node.name] = tuple(reachable)
+            self.static[node.name] = statics.setdefault(tuple(parts), len(statics))
+            self.risky[node.name] = any(p.invalid or p.incomplete for p in gather_pools(slices, node, True))
+        self._passing: dict[Any, frozenset[int]] = {}
+        self._interned: dict[Any, int] = {}
+        self._held: dict[frozenset[Any], dict[str, tuple[tuple[bool, ...], int]]] = {}
+        self._matched: dict[Any, dict[str, tuple[int, int, int]]] = {}
+        self._compared: dict[str, dict[str, int]] = {}
+        # Verdicts shared by claims alike to the allocator (their shape: all but names and selectors, whose
+        # matching devices are keyed apart): (node static key, signature, shapes) -> fits; with the node's name,
+        # the allocation found.
+        self.outcomes: dict[Any, bool] = {}
+        self.results: dict[Any, list[ClaimAllocation]] = {}
+        self._looks: dict[Any, dict[str, tuple[bool, int]]] = {}
 
-    def candidates(self, matching: tuple[Any, tuple[int, ...]]) -> dict[str, tuple[Device, ...]]:
-        """node -> the matching devices it can use: its own and those reachable from every node."""
-        found = self._candidates.get(matching)
+    @staticmethod
+    def _reaches(node: Node, slice_: ResourceSlice) -> bool:
+        if slice_.node_selection is not None:
+            return node_matches(node, slice_.node_selection)
+        return any(d.node_selection is not None and node_matches(node, d.node_selection) for d in slice_.devices)
+
+    def passing(self, matching: tuple[Any, tuple[int, ...]]) -> frozenset[int]:
+        """The ids of the devices a choice matches."""
+        found = self._passing.get(matching)
         if found is None:
-            spec, passing = matching
+            spec, indices = matching
             groups = self.grouping[spec]
-            by_node: dict[str, list[Device]] = defaultdict(list)
-            for index in passing:
-                for device in groups[index]:
-                    by_node[device.node].append(device)
-            everywhere = tuple(by_node.pop(ALL_NODES, ()))
-            found = self._candidates[matching] = {node: (*devices, *everywhere) for node, devices in by_node.items()}
-            if everywhere:
-                found.update({node: everywhere for node in self.nodes if node not in found})
+            found = self._passing[matching] = frozenset(id(d) for i in indices for d in groups[i])
         return found
 
-    def looks(self, matching: tuple[Any, tuple[int, ...]], attributes: tuple[str, ...], busy: frozenset[Any],
-              in_use: Mapping[Any, str]) -> dict[str, tuple[Any, ...]]:
-        """node -> per candidate (in use elsewhere, the constrained attributes): all allocation depends on."""
-        key = (matching, attributes, busy)
-        found = self._looks.get(key)
+    def passing_any(self, keys: Sequence[Any]) -> frozenset[int]:
+        return frozenset().union(*(self.passing(k) for k in keys))
+
+    def _intern(self, value: Any) -> int:
+        return self._interned.setdefault(value, len(self._interned))
+
+    def held(self, busy: frozenset[Any]) -> dict[str, tuple[tuple[bool, ...], int]]:
+        """node -> (per reachable device whether another claim holds it, that pattern's id)."""
+        found = self._held.get(busy)
         if found is None:
-            found = self._looks[key] = {
-                node: tuple((bool(in_use.get((d.driver, d.pool, d.name))), *(d.typed_attribute(a) for a in attributes))
-                            for d in devices)
-                for node, devices in self.candidates(matching).items()}
+            found = self._held[busy] = {}
+            for node in self.nodes:
+                flags = tuple(bool(busy) and (d.driver, d.pool, d.name) in busy for d in self.devices[node.name])
+                found[node.name] = (flags, self._intern(flags))
         return found
+
+    def matched(self, matching: Any, busy: frozenset[Any]) -> dict[str, tuple[int, int, int]]:
+        """node -> (id of the pattern of devices the choice matches, how many match, how many of those are free)."""
+        key = (matching, busy)
+        found = self._matched.get(key)
+        if found is None:
+            passing, held = self.passing(matching), self.held(busy)
+            found = self._matched[key] = {}
+            for node in self.nodes:
+                flags = tuple(id(d) in passing for d in self.devices[node.name])
+                free = sum(1 for f, h in zip(flags, held[node.name][0], strict=True) if f and not h)
+                found[node.name] = (self._intern(flags), sum(flags), free)
+        return found
+
+    def compared(self, attribute: str) -> dict[str, int]:
+        """node -> id of its devices' values of a constrained attribute by equality class (all a constraint
+        compares: equal type and value, a type constraints know, or absent)."""
+        found = self._compared.get(attribute)
+        if found is None:
+            found = self._compared[attribute] = {}
+            for node in self.nodes:
+                classes: dict[Any, int] = {}
+                found[node.name] = self._intern(tuple(
+                    None if (v := d.typed_attribute(attribute)) is None
+                    else (classes.setdefault(v, len(classes)), v[0] in KNOWN_KINDS) for d in self.devices[node.name]))
+        return found
+
+    def looks(self, claims: Sequence[_Matched], busy: frozenset[Any]) -> dict[str, tuple[bool, int]]:
+        """node -> (whether each request of each claim has enough matching, free devices there alone; the id of
+        all the allocator's verdict depends on: the node's static key, per reachable device which choices it
+        matches and whether another claim holds it, and the constrained attributes by equality class)."""
+        cache = (tuple((tuple(tuple((key, spec.allocation_mode, spec.count, spec.admin_access)
+                                    for spec, key in choices) for choices in m.choices), m.attributes)
+                       for m in claims), busy)
+        cached = self._looks.get(cache)
+        if cached is not None:
+            return cached
+        held = self.held(busy)
+        requests = [[(self.matched(key, busy), spec.allocation_mode, spec.count, spec.admin_access)
+                     for spec, key in choices] for m in claims for choices in m.choices]
+        compared = [self.compared(a) for m in claims for a in m.attributes]
+        found: dict[str, tuple[bool, Any]] = {}
+        for node in self.nodes:
+            name = node.name
+            candidate = True
+            signature: list[int] = [held[name][1]]
+            for choices in requests:
+                fits = False
+                for per_node, mode, count, admin in choices:
+                    pattern, matching, free = per_node[name]
+                    signature.append(pattern)
+                    usable = matching if admin else free
+                    fits = fits or (usable >= count if mode != "All" else 0 < matching == usable)
+                candidate = candidate and fits
+            signature += [per_node[name] for per_node in compared]
+            found[name] = (candidate, self._intern((self.static[name], *signature)))
+        self._looks[cache] = found
+        return found
+
+    def allocations(self, node: str, allocation: ClaimAllocation) -> list[Allocation]:
+        """The core's result as explain's solution: per request (or subrequest) the inventory devices."""
+        by_id = {(d.driver, d.pool, d.name): d for d in self.devices[node]}
+        out: list[Allocation] = []
+        for result in allocation.devices:
+            request, _, subrequest = result.request.partition("/")
+            device = by_id.get((result.driver, result.pool, result.device))
+            if device is None:
+                continue
+            if out and (out[-1].request, out[-1].subrequest) == (request, subrequest):
+                out[-1] = Allocation(request, subrequest, (*out[-1].devices, device))
+            else:
+                out.append(Allocation(request, subrequest, (device,)))
+        return out
 
 
 def _constraint_reason(constraints: list[Constraint], requests: list[RequestReport], node: str) -> str:
@@ -296,22 +709,13 @@ def _constraint_reason(constraints: list[Constraint], requests: list[RequestRepo
         for request in requests:
             for device in request.matching:
                 if device.node == node:
-                    value = str(device.attribute(attribute))
+                    found = device.attribute(attribute)
+                    value = "(attribute not set)" if found is None else str(found)
                     values[value] = values.get(value, 0) + 1
         kind = "matchAttribute" if constraint.match_attribute else "distinctAttribute"
         seen = ", ".join(f"{v} x{n}" if n > 1 else v for v, n in sorted(values.items()))
         parts.append(f"{kind} {attribute}: on {node} the matching devices carry {seen}")
     return ("enough devices match, but no node has a set that satisfies the constraints; " + "; ".join(parts))
-
-
-def _unallocatable_reason(report: ClaimReport) -> str:
-    for request in report.requests:
-        if not request.matching:
-            top = max(request.rejected.items(), key=lambda item: len(item[1]), default=None)
-            why = f"; most common: {top[0]} ({len(top[1])} devices)" if top else ""
-            return f"request {request.name}: no device matches{why}"
-    return ("cannot allocate all claims: no single node has enough matching, free devices that also satisfy the "
-            "claim's constraints")
 
 
 # --------------------------------------------------------------------------------------------- projections

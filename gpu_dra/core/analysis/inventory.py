@@ -1,9 +1,11 @@
 """What devices a cluster has: from ResourceSlice dumps, or synthesized from a stack's GPU node groups.
 
 ResourceSlices are read in the v1 shape and the older v1beta1 (`devices[].basic`) and v1beta2 shapes
-(kubernetes/api@v0.34.0 resource/v1, v1beta1 and v1beta2 types.go; docs/sources.md#kubernetes-dra-api). A
-synthesized fleet puts every DRA node group at its max size with the attributes NVIDIA's driver publishes on that
-instance type (`gpu_dra.core.facts.hardware`, each row sourced).
+(kubernetes/api@v0.34.0 resource/v1, v1beta1 and v1beta2 types.go; docs/sources.md#kubernetes-dra-api), with every
+kind of node selection (nodeName, allNodes, nodeSelector, per device). Each device keeps its typed slice, which the
+faithful allocator reads (pools, counters, taints, node selection). A synthesized fleet puts every DRA node group
+at its max size with the attributes NVIDIA's driver publishes on that instance type
+(`gpu_dra.core.facts.hardware`, each row sourced).
 """
 
 from __future__ import annotations
@@ -16,12 +18,15 @@ from typing import Any
 from gpu_dra.core.config.models import AllocationMode, StackConfig
 from gpu_dra.core.config.nvidia_driver import release_level
 from gpu_dra.core.dra.cel import device_view
-from gpu_dra.core.dra.objects import ObjectError, parse_slice
+from gpu_dra.core.dra.objects import NodeSelection, ObjectError, ResourceSlice, SliceDevice, parse_slice
+from gpu_dra.core.dra.objects import Pool as SlicePool
 from gpu_dra.core.facts.hardware import INSTANCE_TYPES, InstanceType
 from gpu_dra.core.facts.nvidia import DRIVER_NAME, STANDARD_DOMAIN, published_attributes
 from gpu_dra.core.yamlsource import Located
 
 ALL_NODES = "*"  # a device reachable from every node (spec.allNodes)
+SELECTED_NODES = "(nodeSelector)"  # a device reachable from the nodes a NodeSelector selects (network-attached)
+SHARED = (ALL_NODES, SELECTED_NODES)  # `Device.node` values that name no node
 
 
 @dataclass(frozen=True)
@@ -34,6 +39,9 @@ class Device:
     capacity: Mapping[str, str]
     source: str = ""
     allow_multiple_allocations: bool = False
+    # The typed slice the device was read from (None for a Device built by hand: explain then assumes a slice of
+    # its own node and pool). Not part of equality.
+    slice: ResourceSlice | None = field(default=None, compare=False, repr=False)
 
     @property
     def shape(self) -> tuple[Any, ...]:
@@ -65,30 +73,78 @@ class Device:
 class Inventory:
     devices: list[Device] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    slices: list[ResourceSlice] = field(default_factory=list)  # those without devices too (they count in pools)
 
     def nodes(self) -> list[str]:
-        return sorted({d.node for d in self.devices if d.node != ALL_NODES})
+        """The nodes the slices name, in name order (shared slices name none)."""
+        return sorted({d.node for d in self.devices if d.node not in SHARED}
+                      | {s.node_selection.node_name for s in self.slices
+                         if s.node_selection is not None and s.node_selection.node_name})
+
+    def resource_slices(self) -> list[ResourceSlice]:
+        return [slice_ for slice_, _ in self.slice_members()]
+
+    def slice_members(self) -> list[tuple[ResourceSlice, list[Device]]]:
+        """The typed slices with their devices, in the order read: those the devices came from, then any other
+        read (a slice without devices still counts in its pool); devices without a slice get one per (node,
+        driver, pool)."""
+        found: dict[int, tuple[ResourceSlice, list[Device]]] = {}
+        made: dict[tuple[str, str, str], list[Device]] = {}
+        for device in self.devices:
+            if device.slice is not None:
+                found.setdefault(id(device.slice), (device.slice, []))[1].append(device)
+            else:
+                made.setdefault((device.node, device.driver, device.pool), []).append(device)
+        for slice_ in self.slices:
+            found.setdefault(id(slice_), (slice_, []))
+        out = list(found.values())
+        for (node, driver, pool), devices in made.items():
+            selection = NodeSelection(all_nodes=True) if node == ALL_NODES else NodeSelection(node_name=node)
+            out.append((ResourceSlice(f"{node}-{driver}", driver, SlicePool(pool, 0, 1), selection,
+                                      tuple(SliceDevice(d.name, d.attributes, d.capacity,
+                                                        d.allow_multiple_allocations) for d in devices),
+                                      {}, devices[0].source), devices))
+        return out
 
 
 class InventoryError(ValueError):
     pass
 
 
-def devices_from_slice(obj: Mapping[str, Any], source: str) -> Iterator[Device]:
-    """The devices of one ResourceSlice (any served version), each on the node that reaches it."""
+def _node_of(selection: NodeSelection | None) -> str:
+    if selection is None:
+        return ""
+    if selection.node_name:
+        return selection.node_name
+    return ALL_NODES if selection.all_nodes else SELECTED_NODES if selection.node_selector is not None else ""
+
+
+def read_slice(obj: Mapping[str, Any], source: str) -> ResourceSlice:
+    """One ResourceSlice (any served version), typed; an error names the slice and what is missing."""
     try:
         slice_ = parse_slice(obj, source)
     except ObjectError as error:
         raise InventoryError(str(error)) from None
-    selection = slice_.node_selection
-    node = (selection.node_name or (ALL_NODES if selection.all_nodes else "")) if selection else ""
-    if not slice_.driver or not node:
-        raise InventoryError(f"{source}: ResourceSlice {slice_.name}: needs spec.driver and spec.nodeName (or "
-                             "allNodes); node-selector slices are not supported yet")
+    per_device = slice_.node_selection is None
+    if not slice_.driver or (not per_device and not _node_of(slice_.node_selection)) or (
+            per_device and slice_.devices and not all(_node_of(d.node_selection) for d in slice_.devices)):
+        raise InventoryError(f"{source}: ResourceSlice {slice_.name}: needs spec.driver and one of spec.nodeName, "
+                             "allNodes, nodeSelector or perDeviceNodeSelection (then each device's own)")
+    return slice_
+
+
+def devices_of(slice_: ResourceSlice, source: str) -> Iterator[Device]:
+    """The devices of a typed slice, each on the node that reaches it: its name, ALL_NODES or SELECTED_NODES."""
+    node = _node_of(slice_.node_selection)
     for device in slice_.devices:
-        yield Device(node=node, driver=slice_.driver, pool=slice_.pool.name, name=device.name,
-                     attributes=device.attributes, capacity=device.capacity, source=source,
-                     allow_multiple_allocations=device.allow_multiple_allocations)
+        yield Device(node=node or _node_of(device.node_selection), driver=slice_.driver, pool=slice_.pool.name,
+                     name=device.name, attributes=device.attributes, capacity=device.capacity, source=source,
+                     allow_multiple_allocations=device.allow_multiple_allocations, slice=slice_)
+
+
+def devices_from_slice(obj: Mapping[str, Any], source: str) -> Iterator[Device]:
+    """The devices of one ResourceSlice (any served version), each on the node that reaches it."""
+    yield from devices_of(read_slice(obj, source), source)
 
 
 def objects_in_document(document: Any) -> Iterator[Mapping[str, Any]]:
@@ -104,7 +160,9 @@ def from_documents(source: str, documents: list[Located]) -> Inventory:
     for document in documents:
         for obj in objects_in_document(document.data):
             if obj.get("kind") == "ResourceSlice":
-                inventory.devices.extend(devices_from_slice(obj, source))
+                slice_ = read_slice(obj, source)
+                inventory.slices.append(slice_)
+                inventory.devices.extend(devices_of(slice_, source))
     return inventory
 
 
@@ -173,11 +231,14 @@ def synthesize_groups(groups: list[GroupSpec], level: tuple[int, int]) -> Invent
         model = itype.gpu
         inventory.notes.append(f"{group.name}: {group.max_nodes} x {itype.name}, {itype.gpus} x {model.product_name} "
                                f"({model.status}: {model.source})")
+        source = f"synthesized from node group {group.name}"
         for n in range(group.max_nodes):
             node = f"{group.name}-{n}"
-            for g in range(itype.gpus):
-                inventory.devices.append(Device(node=node, driver=DRIVER_NAME, pool=node, name=f"gpu-{g}",
-                                                attributes=synthetic_attributes(itype, node, g, level),
-                                                capacity={"memory": model.memory},
-                                                source=f"synthesized from node group {group.name}"))
+            slice_ = ResourceSlice(f"{node}-{DRIVER_NAME}", DRIVER_NAME, SlicePool(node, 1, 1),
+                                   NodeSelection(node_name=node),
+                                   tuple(SliceDevice(f"gpu-{g}", synthetic_attributes(itype, node, g, level),
+                                                     {"memory": model.memory}) for g in range(itype.gpus)),
+                                   {}, source)
+            inventory.slices.append(slice_)
+            inventory.devices.extend(devices_of(slice_, source))
     return inventory

@@ -1,0 +1,220 @@
+"""Pods as the DynamicResources plugin schedules them: all of a pod's claims allocated together on one node.
+
+A Pod, or a workload's pod template (Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, CronJob), names its claims
+in `spec.resourceClaims`: a `resourceClaimTemplateName` (the pod gets a claim of its own, made from the template) or
+a `resourceClaimName` (a claim shared with other pods; if it is allocated already, the pod must go where its devices
+are). The claims are resolved against the input's templates and claims, each is explained on its own (the match
+report and whether it fits alone), then all are allocated together per node with the faithful core
+(`allocate_claims`, through `Explainer`), on the nodes the pod may use: its nodeName, nodeSelector, required node
+affinity and its tolerations of the nodes' taints when Node objects are in the input (gpu_dra.core.dra.scheduling);
+without them, the nodes the slices name (only nodeName is checked then, since their labels are unknown).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from gpu_dra.core.analysis.allocator import ClaimAllocation
+from gpu_dra.core.analysis.explain import ClaimReport, Explainer
+from gpu_dra.core.analysis.inventory import Inventory
+from gpu_dra.core.analysis.pools import Node
+from gpu_dra.core.dra.objects import ResourceClaim
+from gpu_dra.core.dra.scheduling import schedules_on
+from gpu_dra.core.findings import ERROR, Finding
+
+# Where each pod-bearing kind keeps its pod template.
+POD_TEMPLATES: dict[str, tuple[str, ...]] = {
+    "Pod": (),
+    "Deployment": ("spec", "template"),
+    "StatefulSet": ("spec", "template"),
+    "DaemonSet": ("spec", "template"),
+    "ReplicaSet": ("spec", "template"),
+    "Job": ("spec", "template"),
+    "CronJob": ("spec", "jobTemplate", "spec", "template"),
+}
+CLAIM_MISSING, NO_NODE = "pod-claim-missing", "pod-no-node"
+
+
+@dataclass(frozen=True)
+class PodSpec:
+    name: str  # namespace/name of the Pod or workload
+    kind: str
+    spec: Mapping[str, Any]  # the pod spec (a workload's template's)
+
+
+@dataclass(frozen=True)
+class ClusterNode:
+    node: Node
+    taints: tuple[Mapping[str, Any], ...] = ()
+
+
+@dataclass
+class PodClaim:
+    entry: str  # the pod's spec.resourceClaims[].name
+    source: str  # "template ns/name" or "claim ns/name"
+    claim: str = ""  # the claim's name as allocated: ns/<pod>-<entry> for a template's
+    report: ClaimReport | None = None  # the claim on its own
+    allocation: ClaimAllocation | None = None  # on the pod's node, allocated together
+    allocated_already: bool = False
+
+    def as_dict(self, examples: int | None) -> dict[str, Any]:
+        return {"name": self.entry, "source": self.source, "claim": self.claim,
+                "allocated_already": self.allocated_already,
+                "devices": [] if self.allocation is None else [
+                    {"request": d.request, "driver": d.driver, "pool": d.pool, "device": d.device}
+                    for d in self.allocation.devices],
+                "alone": None if self.report is None else self.report.as_dict(examples)}
+
+
+@dataclass
+class PodReport:
+    pod: str
+    kind: str
+    allocatable: bool = False
+    node: str | None = None
+    nodes: list[str] = field(default_factory=list)  # every node the claims fit on together
+    claims: list[PodClaim] = field(default_factory=list)
+    errors: list[Finding] = field(default_factory=list)
+    reason: str = ""
+
+    def as_dict(self, examples: int | None = 5) -> dict[str, Any]:
+        return {"pod": self.pod, "kind": self.kind, "allocatable": self.allocatable, "node": self.node,
+                "nodes": self.nodes, "reason": self.reason,
+                "errors": [{"rule": e.rule, "message": e.message} for e in self.errors],
+                "claims": [c.as_dict(examples) for c in self.claims]}
+
+
+def _at(obj: Any, path: Sequence[str]) -> Any:
+    for key in path:
+        obj = obj.get(key) if isinstance(obj, Mapping) else None
+    return obj
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def pods_from_objects(objects: Iterable[Mapping[str, Any]]) -> list[PodSpec]:
+    """The Pods and workloads' pod templates that name resource claims."""
+    out = []
+    for obj in objects:
+        kind = obj.get("kind")
+        if kind not in POD_TEMPLATES:
+            continue
+        spec = _at(obj, (*POD_TEMPLATES[str(kind)], "spec"))
+        if not isinstance(spec, Mapping) or not spec.get("resourceClaims"):
+            continue
+        meta = _mapping(obj.get("metadata"))
+        out.append(PodSpec(f"{meta.get('namespace') or 'default'}/{meta.get('name', '?')}", str(kind), spec))
+    return out
+
+
+def nodes_from_objects(objects: Iterable[Mapping[str, Any]]) -> list[ClusterNode]:
+    """Node objects with their labels and taints."""
+    out = []
+    for obj in objects:
+        if obj.get("kind") != "Node":
+            continue
+        meta = _mapping(obj.get("metadata"))
+        labels = _mapping(meta.get("labels"))
+        taints = _at(obj, ("spec", "taints")) or []
+        out.append(ClusterNode(Node(str(meta.get("name", "")), {str(k): str(v) for k, v in labels.items()}),
+                               tuple(t for t in taints if isinstance(t, Mapping))))
+    return out
+
+
+def explain_pods(pods: Sequence[PodSpec], claims: Sequence[ResourceClaim], inventory: Inventory,
+                 explainer: Explainer, in_use: Mapping[Any, str] | None = None,
+                 nodes: Sequence[ClusterNode] | None = None) -> list[PodReport]:
+    """Per pod: its claims resolved, each explained alone, then all allocated together on one node it may use
+    (the first such node in name order is its node)."""
+    by_name = {(c.kind, c.name): c for c in claims}
+    node_list = [n.node for n in nodes] if nodes else None
+    return [_explain_pod(pod, by_name, inventory, explainer, in_use or {}, nodes, node_list) for pod in pods]
+
+
+def _usable_nodes(pod: PodSpec, inventory: Inventory, nodes: Sequence[ClusterNode] | None) -> list[str]:
+    wanted = pod.spec.get("nodeName")
+    if nodes:
+        return [n.node.name for n in nodes if (not wanted or n.node.name == wanted)
+                and schedules_on(pod.spec, n.node.labels, n.taints)]
+    return [name for name in inventory.nodes() if not wanted or name == wanted]
+
+
+def _explain_pod(pod: PodSpec, by_name: Mapping[tuple[str, str], ResourceClaim], inventory: Inventory,
+                 explainer: Explainer, in_use: Mapping[Any, str], nodes: Sequence[ClusterNode] | None,
+                 node_list: Sequence[Node] | None) -> PodReport:
+    report = PodReport(pod.name, pod.kind)
+    namespace, _, pod_name = pod.name.partition("/")
+    resolved: list[tuple[PodClaim, ResourceClaim]] = []
+    for index, entry in enumerate(pod.spec.get("resourceClaims") or []):
+        if not isinstance(entry, Mapping):
+            continue
+        name = str(entry.get("name") or f"#{index}")
+        template, shared = entry.get("resourceClaimTemplateName"), entry.get("resourceClaimName")
+        if template:
+            item = PodClaim(name, f"template {namespace}/{template}", f"{namespace}/{pod_name}-{name}")
+            found = by_name.get(("ResourceClaimTemplate", f"{namespace}/{template}"))
+            claim = None if found is None else replace(found, name=item.claim, kind="ResourceClaim", allocated=())
+        else:
+            item = PodClaim(name, f"claim {namespace}/{shared}", f"{namespace}/{shared}")
+            claim = by_name.get(("ResourceClaim", f"{namespace}/{shared}"))
+        report.claims.append(item)
+        if claim is None:
+            report.errors.append(Finding(CLAIM_MISSING, ERROR, f"pod {pod.name}: resourceClaims {name}: "
+                                                               f"{item.source} is not in the inputs", object=pod.name))
+            continue
+        resolved.append((item, claim))
+    allowed = set(_usable_nodes(pod, inventory, nodes))
+    # A shared claim allocated already keeps its devices: the pod must go to a node that reaches them all.
+    pending: list[tuple[PodClaim, ResourceClaim]] = []
+    if resolved:
+        reach = explainer.reachable(inventory, node_list)
+        for item, claim in resolved:
+            if claim.allocated:
+                item.allocated_already = True
+                held = {(a.driver, a.pool, a.device) for a in claim.allocated}
+                allowed = {n for n in allowed if held <= reach.get(n, set())}
+            else:
+                pending.append((item, claim))
+    for item, claim in pending:
+        item.report = explainer.explain(claim, inventory, in_use, node_list, allowed)
+        for error in item.report.errors:
+            report.errors.append(error)
+    if report.errors:
+        report.reason = report.errors[0].message
+        return report
+    if not allowed:
+        report.errors.append(Finding(NO_NODE, ERROR, f"pod {pod.name}: no node it may use (nodeName, nodeSelector, "
+                                                     "node affinity, taints) reaches the devices of its allocated "
+                                                     "claims" if any(i.allocated_already for i, _ in resolved)
+                                     else f"pod {pod.name}: no node it may use (nodeName, nodeSelector, node "
+                                          "affinity, taints)", object=pod.name))
+        report.reason = report.errors[0].message
+        return report
+    if not pending:
+        report.allocatable, report.nodes = True, sorted(allowed)
+        report.node = report.nodes[0]
+        return report
+    verdict = explainer.together([claim for _, claim in pending], inventory, in_use, node_list, allowed)
+    if verdict.error is not None:
+        report.errors.append(verdict.error)
+        report.reason = verdict.error.message
+        return report
+    report.nodes = verdict.nodes
+    report.allocatable = bool(verdict.nodes)
+    if verdict.first is not None:
+        report.node, allocations = verdict.first
+        for (item, _), allocation in zip(pending, allocations, strict=True):
+            item.allocation = allocation
+        return report
+    alone = [item for item, _ in pending if item.report is not None and not item.report.allocatable]
+    if alone:
+        first = alone[0]
+        report.reason = f"claim {first.claim} ({first.entry}): {first.report.reason if first.report else ''}"
+    else:
+        report.reason = (f"each of its {len(pending)} claims fits alone, but no node it may use has devices for all "
+                         "of them together (they compete for the same devices)")
+    return report
