@@ -344,3 +344,14 @@ def test_a_device_class_with_its_selectors_and_extended_resource_name(spec: dict
     assert device_class.selector_paths == (("spec", "selectors", 0, "cel", "expression"),)
     assert device_class.extended_resource_name == extended
     assert parse_device_class({"kind": "ResourceClaim"}) is None
+
+
+@pytest.mark.parametrize("count", [0, -1])
+def test_a_count_below_one_is_the_claims_problem_not_a_count_of_one(count: int) -> None:
+    """The API server rejects `count: -1`; explain must not call such a claim allocatable."""
+    bad = copy.deepcopy(V1_TEMPLATE)
+    bad["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"] = count
+    claim = parse_claim(bad)
+    assert claim is not None and claim.problem is not None
+    assert f"count {count} must be greater than zero" in claim.problem
+    assert parse_claim(V1_TEMPLATE).problem is None  # type: ignore[union-attr]

@@ -52,11 +52,12 @@ def objects_in(file: str, documents: list[Located]) -> Iterator[ManifestObject]:
         data = document.data
         if not isinstance(data, dict):
             continue
-        if data.get("kind") == "List" or (data.get("kind", "").endswith("List") and "items" in data):
+        kind = data.get("kind")
+        if kind == "List" or (isinstance(kind, str) and kind.endswith("List") and "items" in data):
             for index, item in enumerate(data.get("items") or []):
                 if isinstance(item, dict) and item.get("kind") in KINDS:
                     yield ManifestObject(file, item, document, ("items", index))
-        elif data.get("kind") in KINDS:
+        elif kind in KINDS:
             yield ManifestObject(file, data, document, ())
 
 

@@ -52,6 +52,12 @@ def validate(data: dict[str, Any], desired_version: str, strict: bool = False) -
                              f"{what} must be a string such as "
                              f"{'ResourceClaimTemplate' if what == 'kind' else 'resource.k8s.io/v1'} "
                              f"({f'got {data[what]!r}' if what in data else 'missing'})")
+    for what, value, shape in (("kind", kind, _NAME), ("apiVersion", api_version, _API_VERSION)):
+        if not shape.fullmatch(value):  # no schema has such a name: never hand it to the file system
+            shown = value if len(value) <= 60 else f"{value[:40]}...({len(value)} characters)"
+            raise SchemaNotFound(kind[:60], major_minor(desired_version), api_version[:60],
+                                 f"{what} {shown!r} is not a Kubernetes {what} "
+                                 f"(such as {'ResourceClaimTemplate' if what == 'kind' else 'resource.k8s.io/v1'})")
     try:
         validator = _validator(_schema_dir(version, strict), kind.lower(), _file_api_version(api_version))
     except FileNotFoundError:
@@ -73,6 +79,12 @@ def _schema_version(desired: str) -> str:
 
 def _schema_dir(version: str, strict: bool) -> str:
     return f"v{version}-local" + ("-strict" if strict else "")
+
+
+# What a kind and an apiVersion can be (a Go identifier; group/version, each a DNS-1123 name): anything else has no
+# schema, and a long value must not become a file name.
+_NAME = re.compile(r"[A-Za-z][A-Za-z0-9]{0,62}")
+_API_VERSION = re.compile(r"(?:[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?/)?v[0-9]+(?:(?:alpha|beta)[0-9]+)?")
 
 
 def _file_api_version(api_version: str) -> str:

@@ -395,6 +395,11 @@ def claim_from_devices(name: str, devices: Mapping[str, Any], api_version: str =
             choices = (_choice("", request, here),)
         else:
             choices = (_choice("", _as_mapping(request.get("exactly")), (*here, "exactly")),)
+        for choice in choices:
+            if problem is None and choice.written_count is not None and choice.written_count <= 0:
+                where = f"{name_of}/{choice.subrequest}" if choice.subrequest else name_of
+                problem = (f"request {where}: count {choice.written_count} must be greater than zero (the API "
+                           "server rejects the claim); `gpu-dra lint` shows where")
         requests.append(Request(name_of, choices, here, frozenset(request)))
     constraints = tuple(Constraint(_strings(c.get("requests")), c.get("matchAttribute"), c.get("distinctAttribute"),
                                    (*path, "constraints", index))
