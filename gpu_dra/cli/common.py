@@ -240,7 +240,8 @@ def cluster_options(parser: argparse.ArgumentParser) -> None:
 
 
 def gather(args: argparse.Namespace) -> tuple[Any, list[dict[str, Any]], str]:
-    """Inventory, Kubernetes objects (classes, claims) and a description of where they came from."""
+    """Inventory (devices and every typed slice read), the other Kubernetes objects (classes, claims, pods and
+    workloads, nodes) and a description of where they came from."""
     from gpu_dra.core.analysis import inventory as inv
     from gpu_dra.core.analysis.inventory import InventoryError
     from gpu_dra.core.render import manifests
@@ -266,6 +267,7 @@ def gather(args: argparse.Namespace) -> tuple[Any, list[dict[str, Any]], str]:
         except InventoryError as error:
             raise UsageError(str(error)) from None
         devices.devices.extend(found.devices)
+        devices.slices.extend(found.slices)  # those without devices too: they count in their pool
         mine = [dict(obj) for document in documents for obj in inv.objects_in_document(document.data)
                 if obj.get("kind") != "ResourceSlice"]
         validate_objects(mine, name)
@@ -281,8 +283,9 @@ def gather(args: argparse.Namespace) -> tuple[Any, list[dict[str, Any]], str]:
             devices = inv.synthesize(stack.config)
             origin = f"stack {args.stack}'s GPU node groups at max size (synthesized)"
     if not devices.devices:
-        raise UsageError("no devices: give ResourceSlice files (kubectl get resourceslices -o yaml > slices.yaml), "
-                         "--cluster, or --stack to synthesize the stack's fleet")
+        where = f" in {', '.join(cut(name) for name, _ in sources)}" if sources else ""
+        raise UsageError(f"no devices{where}: give ResourceSlice files (kubectl get resourceslices -o yaml > "
+                         "slices.yaml), --cluster, or --stack to synthesize the stack's fleet")
     return devices, objects, origin
 
 

@@ -1,4 +1,4 @@
-"""`gpu-dra explain`: which devices and nodes satisfy each claim, and why not."""
+"""`gpu-dra explain`: which devices and nodes satisfy each claim and each pod, and why not."""
 
 from __future__ import annotations
 
@@ -6,28 +6,55 @@ import argparse
 import json
 from typing import Any
 
-from gpu_dra.cli.common import EXIT_FINDINGS, EXIT_OK, UsageError, cluster_options, cut, gather
+from gpu_dra.cli.common import EXIT_FINDINGS, EXIT_OK, UsageError, cluster_options, cut, gather, project_root
 
 EXAMPLES = """examples:
   gpu-dra explain --stack prod
   gpu-dra explain slices.yaml classes.yaml claims.yaml --claim ml/pair
+  gpu-dra explain slices.yaml nodes.yaml templates.yaml deployment.yaml --pod ml/trainer
+  gpu-dra explain slices.yaml claims.yaml --kubernetes-version 1.36
   gpu-dra explain --cluster --context prod claim.yaml --format json
 """
 
 
 def register(verbs: Any) -> None:
     explain = verbs.add_parser("explain", epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
-        help="which devices and nodes satisfy each claim, and why not")
+        help="which devices and nodes satisfy each claim and pod, and why not")
     explain.add_argument("paths", nargs="*", metavar="FILE",
-                         help="ResourceSlices, DeviceClasses, ResourceClaims, ResourceClaimTemplates (YAML), or -")
+                         help="ResourceSlices, DeviceClasses, ResourceClaims, ResourceClaimTemplates, Nodes, and "
+                              "Pods, Deployments, StatefulSets, DaemonSets, ReplicaSets, Jobs or CronJobs naming "
+                              "resource claims (YAML or JSON), or -")
     explain.add_argument("--stack", help="add the stack's classes and templates (and its fleet, without slices)")
     explain.add_argument("--claim", help="only this claim or template (name or namespace/name)")
+    explain.add_argument("--pod", metavar="NAMESPACE/NAME",
+                         help="only this pod or workload (and no claims, unless --claim names one)")
+    explain.add_argument("--kubernetes-version",
+                         help="the scheduler's Kubernetes minor version, whose feature gates decide the verdict "
+                              "(default: the stack's with --stack, else 1.34)")
+    explain.add_argument("--platform", choices=["eks", "existing"],
+                         help="eks: the version's upstream gate defaults; existing: the stack's declared "
+                              "feature gates apply over them (default: the stack's with --stack, else eks)")
     cluster_options(explain)
     explain.add_argument("--verbose", action="store_true", help="list more devices per reason")
     explain.add_argument("--all-devices", action="store_true",
                          help="JSON: list every matching and rejected device (default: each count and the first 5)")
     explain.add_argument("--format", choices=["text", "json"], default="text")
     explain.set_defaults(func=run)
+
+
+def _features(args: argparse.Namespace) -> Any:
+    """The allocator's switches: the flags', else the stack's Kubernetes version and platform, else 1.34 on EKS."""
+    from gpu_dra.core.analysis.explain import features_for
+    from gpu_dra.core.facts.gates import DEFAULT_KUBERNETES_VERSION
+
+    version, platform, declared = DEFAULT_KUBERNETES_VERSION, "eks", None
+    if args.stack:
+        from gpu_dra.core.config.loader import load_stack
+
+        cluster = load_stack(project_root(args), args.stack).config.cluster
+        version, platform, declared = cluster.kubernetes_version, cluster.platform.value, dict(cluster.feature_gates)
+    version, platform = args.kubernetes_version or version, args.platform or platform
+    return features_for(version, platform, declared)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -38,27 +65,46 @@ def run(args: argparse.Namespace) -> int:
         classes_from_objects,
         in_use_from_claims,
     )
+    from gpu_dra.core.analysis.pods import explain_pods, nodes_from_objects, pods_from_objects
+    from gpu_dra.core.facts.gates import VERSIONS
 
+    if args.kubernetes_version is not None and args.kubernetes_version not in VERSIONS:  # before reading files
+        raise UsageError(f"--kubernetes-version {cut(args.kubernetes_version, 40)}: known versions "
+                         f"{', '.join(VERSIONS)}")
     devices, objects, origin = gather(args)
+    features = _features(args)
     claims = everything = claims_from_objects(objects)
+    pods = pods_from_objects(objects)
     if args.claim:
         claims = [c for c in claims if args.claim in (c.name, c.name.rsplit("/", 1)[-1])]
         if not claims:
             raise UsageError(f"no claim or claim template named {cut(args.claim, 100)!r} in the inputs")
-    if not claims:
-        raise UsageError("no ResourceClaim or ResourceClaimTemplate in the inputs (give files, or --stack)")
-    explainer = Explainer(classes_from_objects(objects))
+    if args.pod:
+        pods = [p for p in pods if args.pod in (p.name, p.name.rsplit("/", 1)[-1])]
+        if not pods:
+            raise UsageError(f"no pod or workload with resource claims named {cut(args.pod, 100)!r} in the inputs")
+        if not args.claim:
+            claims = []
+    if not claims and not pods:
+        raise UsageError("no ResourceClaim, ResourceClaimTemplate, or Pod or workload naming resource claims in "
+                         "the inputs (give files, or --stack)")
+    nodes = nodes_from_objects(objects)
+    explainer = Explainer(classes_from_objects(objects), features=features)
     in_use = in_use_from_claims(everything)
-    reports = [explainer.explain(claim, devices, in_use) for claim in claims]
+    reports = [explainer.explain(claim, devices, in_use, nodes=[n.node for n in nodes] or None) for claim in claims]
+    pod_reports = explain_pods(pods, everything, devices, explainer, in_use, nodes or None)
     if args.format == "json":
         examples = None if args.all_devices else EXAMPLES
-        print(json.dumps({"source": origin, "claims": [r.as_dict(examples) for r in reports]},
-                         separators=(",", ":")))
+        print(json.dumps({"source": origin, "claims": [r.as_dict(examples) for r in reports],
+                          "pods": [p.as_dict(examples) for p in pod_reports]}, separators=(",", ":")))
     else:
         print(f"Devices from {origin}: {len(devices.nodes())} node(s), {len(devices.devices)} device(s)\n")
         for report in reports:
             _print_report(report, args.verbose)
-    return EXIT_OK if all(r.allocatable for r in reports) else EXIT_FINDINGS
+        for pod_report in pod_reports:
+            _print_pod(pod_report)
+    fine = all(r.allocatable for r in reports) and all(p.allocatable for p in pod_reports)
+    return EXIT_OK if fine else EXIT_FINDINGS
 
 
 def _print_report(report: Any, verbose: bool) -> None:
@@ -79,3 +125,30 @@ def _print_report(report: Any, verbose: bool) -> None:
                            f"{', '.join(d.name for d in a.devices)}" for a in allocations)
         print(f"  first solution: {node}: {picked}")
     print()
+
+
+def _print_pod(report: Any) -> None:
+    """The pod's verdict, then per claim its devices on the pod's node, or how it fares alone."""
+    if report.allocatable:
+        others = f" (of {len(report.nodes)} node(s))" if len(report.nodes) > 1 else ""
+        print(f"pod {report.pod} ({report.kind}): allocatable on {report.node}{others}")
+    else:
+        print(f"pod {report.pod} ({report.kind}): NOT allocatable: {report.reason}")
+    for item in report.claims:
+        source = f"{item.source} -> {item.claim}" if item.source.startswith("template ") else item.source
+        print(f"  claim {item.entry} ({source}): {_claim_state(item, report.reason)}")
+    print()
+
+
+def _claim_state(item: Any, pod_reason: str) -> str:
+    if item.allocation is not None:
+        return ", ".join(f"{d.request} -> {d.driver}/{d.pool}/{d.device}" for d in item.allocation.devices)
+    if item.allocated_already:
+        return "allocated already: the pod goes where its devices are"
+    if item.report is None:
+        return "not in the inputs"
+    if item.report.allocatable:
+        return f"fits alone on {len(item.report.nodes)} node(s)"
+    if pod_reason == f"claim {item.claim} ({item.entry}): {item.report.reason}":
+        return "NOT allocatable alone (the reason above)"
+    return f"NOT allocatable alone: {item.report.reason}"
