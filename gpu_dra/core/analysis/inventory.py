@@ -13,16 +13,17 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gpu_dra.core.config.models import AllocationMode, StackConfig
-from gpu_dra.core.config.nvidia_driver import release_level
 from gpu_dra.core.dra.cel import device_view
 from gpu_dra.core.dra.objects import NodeSelection, ObjectError, ResourceSlice, SliceDevice, parse_slice
 from gpu_dra.core.dra.objects import Pool as SlicePool
 from gpu_dra.core.facts.hardware import INSTANCE_TYPES, InstanceType
 from gpu_dra.core.facts.nvidia import DRIVER_NAME, STANDARD_DOMAIN, published_attributes
 from gpu_dra.core.yamlsource import Located
+
+if TYPE_CHECKING:
+    from gpu_dra.core.config.models import StackConfig
 
 ALL_NODES = "*"  # a device reachable from every node (spec.allNodes)
 SELECTED_NODES = "(nodeSelector)"  # a device reachable from the nodes a NodeSelector selects (network-attached)
@@ -187,6 +188,10 @@ class GroupSpec:
 
 def synthesize(config: StackConfig) -> Inventory:
     """Every DRA node group at its max size, each node with the GPUs its first instance type carries."""
+    # imported here: reading a dump (inventory, explain FILE) needs no stack model, and pydantic's costs 0.3 s
+    from gpu_dra.core.config.models import AllocationMode
+    from gpu_dra.core.config.nvidia_driver import release_level
+
     return synthesize_groups([GroupSpec(g.name, g.instance_types[0], g.scaling.max,
                                         g.allocation_mode is AllocationMode.dra) for g in config.node_groups],
                              release_level(config.dra_driver))
