@@ -232,12 +232,8 @@ class Explainer:
         fleet = self._fleet(inventory, nodes)
         busy = self._busy(in_use, {claim.name})
         verdict = self._verdict([matched], fleet, busy, only)
-        if verdict.error is not None:
-            report.errors.append(verdict.error)
-            report.reason = verdict.error.message
+        if not verdict.give(report):
             return report
-        report.nodes = verdict.nodes
-        report.allocatable = bool(verdict.nodes)
         if verdict.first is not None:
             node, (allocation,) = verdict.first
             report.allocation = allocation
@@ -500,6 +496,17 @@ class Verdict:
     nodes: list[str] = field(default_factory=list)
     first: tuple[str, list[ClaimAllocation]] | None = None
     error: Finding | None = None
+
+    def give(self, report: Any) -> bool:
+        """Set a claim's or a pod's report from this verdict (errors, reason, nodes, allocatable); whether it is
+        free of errors, so the caller may read `first`."""
+        if self.error is not None:
+            report.errors.append(self.error)
+            report.reason = self.error.message
+            return False
+        report.nodes = self.nodes
+        report.allocatable = bool(self.nodes)
+        return True
 
 
 def _listing(blocked: list[tuple[Device, str]], limit: int = 8) -> str:

@@ -199,12 +199,8 @@ def _explain_pod(pod: PodSpec, by_name: Mapping[tuple[str, str], ResourceClaim],
         report.node = report.nodes[0]
         return report
     verdict = explainer.together([claim for _, claim in pending], inventory, in_use, node_list, allowed)
-    if verdict.error is not None:
-        report.errors.append(verdict.error)
-        report.reason = verdict.error.message
+    if not verdict.give(report):
         return report
-    report.nodes = verdict.nodes
-    report.allocatable = bool(verdict.nodes)
     if verdict.first is not None:
         report.node, allocations = verdict.first
         for (item, _), allocation in zip(pending, allocations, strict=True):
