@@ -406,3 +406,11 @@ def test_a_device_taint_the_request_does_not_tolerate() -> None:
         {"key": "nvidia.com/gpu-unhealthy", "operator": "Exists", "effect": "NoSchedule"}]}}
     assert on.explain(claim([tolerant]), fleet).allocatable
     assert Explainer({}, features=features_for("1.34")).explain(claim([exactly(1)]), fleet).allocatable  # gate off
+
+
+def test_a_dump_whose_kind_is_not_text_is_bad_input_not_a_crash(tmp_path: Path) -> None:
+    path = tmp_path / "slices.yaml"
+    path.write_text("kind: [List]\nitems: []\n")
+    result = gpu_dra("inventory", str(path))
+    assert result.returncode == 2 and "internal error" not in result.stderr
+    assert str(path) in result.stderr

@@ -4,10 +4,7 @@
 `allocate_claims` is the faithful core: all claims of a pod together on one node, from the pools the node reaches,
 with admin access, firstAvailable alternatives, constraints, shared counters, device taints and tolerations, binding
 conditions, and devices allocated more than once with their consumable capacity, each behind its feature switch; it
-is checked case by case against upstream's own test table (tests/test_allocator_upstream.py). `allocate` is the
-search explain still runs over inventory devices of one claim on one node (requests in order, ExactCount and All,
-firstAvailable in order, matchAttribute and distinctAttribute, devices in use skipped unless the request has admin
-access, first full solution wins) until explain moves onto the core.
+is checked case by case against upstream's own test table (tests/test_allocator_upstream.py).
 """
 
 from __future__ import annotations
@@ -15,11 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
-from itertools import combinations
 from math import ceil
 from typing import Any
 
-from gpu_dra.core.analysis.inventory import Device
 from gpu_dra.core.analysis.pools import (
     Node,
     Pool,
@@ -32,7 +27,6 @@ from gpu_dra.core.dra.cel import CompiledSelector, CompileError, DeviceView, com
 from gpu_dra.core.dra.objects import (
     AllocatedDevice,
     CapacityRequestPolicy,
-    Constraint,
     DeviceChoice,
     DeviceTaint,
     DeviceToleration,
@@ -41,80 +35,6 @@ from gpu_dra.core.dra.objects import (
     SliceDevice,
 )
 from gpu_dra.core.dra.quantity import QuantityError, parse_quantity
-
-
-@dataclass(frozen=True)
-class Choice:
-    """One way to satisfy a request: a subrequest name ('' for exactly), mode, count and the devices it may take."""
-
-    subrequest: str
-    mode: str  # ExactCount or All
-    count: int
-    candidates: tuple[Device, ...]
-    admin_access: bool = False
-
-
-@dataclass(frozen=True)
-class Allocation:
-    request: str
-    subrequest: str
-    devices: tuple[Device, ...]
-
-
-def _applies(constraint: Constraint, request: str, subrequest: str) -> bool:
-    return (not constraint.requests or request in constraint.requests
-            or bool(subrequest and f"{request}/{subrequest}" in constraint.requests))
-
-
-def _constraints_hold(constraints: Sequence[Constraint], picked: list[Allocation]) -> bool:
-    for constraint in constraints:
-        devices = [d for a in picked if _applies(constraint, a.request, a.subrequest) for d in a.devices]
-        attribute = constraint.match_attribute or constraint.distinct_attribute or ""
-        values = [d.typed_attribute(attribute) for d in devices]
-        if any(v is None for v in values):
-            return False
-        if constraint.match_attribute and len(set(values)) > 1:
-            return False
-        if constraint.distinct_attribute and len(set(values)) != len(values):
-            return False
-    return True
-
-
-def allocate(requests: Sequence[tuple[str, Sequence[Choice]]], constraints: Sequence[Constraint],
-             in_use: Mapping[Any, str]) -> list[Allocation] | None:
-    """The first solution on one node's candidates, or None. `in_use` maps device identity -> allocated elsewhere."""
-
-    def free(device: Device, choice: Choice, taken: set[int]) -> bool:
-        return id(device) not in taken and (choice.admin_access or not in_use.get((device.driver, device.pool,
-                                                                                   device.name), False))
-
-    def search(index: int, picked: list[Allocation], taken: set[int]) -> list[Allocation] | None:
-        if index == len(requests):
-            return list(picked)
-        name, choices = requests[index]
-        for choice in choices:  # firstAvailable: in order; exactly: one choice
-            usable = [d for d in choice.candidates if free(d, choice, taken)]
-            if choice.mode == "All":
-                # every matching device must be allocatable, and there must be at least one
-                if not choice.candidates or len(usable) != len(choice.candidates):
-                    continue
-                options: Any = [tuple(usable)]
-            else:
-                if len(usable) < choice.count:
-                    continue
-                options = combinations(usable, choice.count)
-            for devices in options:
-                allocation = Allocation(name, choice.subrequest, tuple(devices))
-                picked.append(allocation)
-                if _constraints_hold(constraints, picked):
-                    found = search(index + 1, picked, taken | {id(d) for d in devices})
-                    if found is not None:
-                        return found
-                picked.pop()
-        return None
-
-    return search(0, [], set())
-
 
 # --------------------------------------------------------------------------------------------- the faithful core
 
@@ -139,16 +59,6 @@ class AllocationError(ValueError):
     """Input the scheduler refuses for the pod as a whole, on every node (a missing class, a bad selector, an
     invalid pool, too many devices): the message names the claim and, where one is at fault, the request and the
     selector."""
-
-    def __init__(self, claim: str, message: str):
-        super().__init__(message)
-        self.claim = claim
-
-
-class NotModelled(Exception):
-    """The verdict would depend on what the typed objects do not carry, so gpu-dra would say so rather than guess.
-    Since objects.py carries tolerations, capacity requests and policies, shares and binding conditions, nothing
-    raises it; it stays while callers of allocate_claims are written against it."""
 
     def __init__(self, claim: str, message: str):
         super().__init__(message)
@@ -459,7 +369,7 @@ class _Allocator:
             return None
         if counters and not self._take_counters(request, device):
             return None
-        if self.features.device_taints and not all(any(_tolerates(toleration, taint)
+        if self.features.device_taints and not all(any(tolerates(toleration, taint)
                                                         for toleration in request.choice.tolerations)
                                                     for taint in device.device.taints):
             return None
@@ -681,7 +591,7 @@ class _Allocator:
             for p in picked), selector)
 
 
-def _tolerates(toleration: DeviceToleration, taint: DeviceTaint) -> bool:
+def tolerates(toleration: DeviceToleration, taint: DeviceTaint) -> bool:
     """Upstream resourceclaim.ToleratesTaint: an empty effect or key matches any; an empty operator is Equal."""
     if toleration.effect and toleration.effect != taint.effect:
         return False

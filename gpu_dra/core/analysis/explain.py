@@ -15,17 +15,16 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gpu_dra.core.analysis.allocator import (
     KNOWN_KINDS,
-    Allocation,
     AllocationError,
     ClaimAllocation,
     Features,
-    NotModelled,
     allocate_claims,
+    tolerates,
 )
 from gpu_dra.core.analysis.inventory import Device, Inventory
 from gpu_dra.core.analysis.pools import Node, gather_pools, node_matches
@@ -50,9 +49,9 @@ EXAMPLES = 5  # devices shown per reason in JSON reports unless every device is 
 # Rules of the errors that stop a claim before allocation is tried.
 CEL_COMPILE, CEL_RUNTIME = "cel-compile", "cel-runtime-error"
 INVALID_CLAIM, MISSING_CLASS = "invalid-claim", "device-class-missing"
-# Rules of what allocate_claims refuses on a node (an invalid pool, All on a pool being updated, too many devices),
-# which fails the pod on every node, and of a verdict that needs what the typed objects do not carry.
-ALLOCATION_ERROR, NOT_MODELLED = "allocation-error", "not-modelled"
+# Rule of what allocate_claims refuses on a node (an invalid pool, All on a pool being updated, too many devices),
+# which fails the pod on every node.
+ALLOCATION_ERROR = "allocation-error"
 
 
 def features_for(version: str = gates.DEFAULT_KUBERNETES_VERSION, platform: str = "eks",
@@ -64,6 +63,15 @@ def features_for(version: str = gates.DEFAULT_KUBERNETES_VERSION, platform: str 
     return Features(admin_access=on("DRAAdminAccess"), prioritized_list=on("DRAPrioritizedList"),
                     partitionable_devices=on("DRAPartitionableDevices"), device_taints=on("DRADeviceTaints"),
                     consumable_capacity=on("DRAConsumableCapacity"))
+
+
+@dataclass(frozen=True)
+class Allocation:
+    """The devices one request (or subrequest) of a claim gets on the solution's node, as the report shows them."""
+
+    request: str
+    subrequest: str
+    devices: tuple[Device, ...]
 
 
 @dataclass
@@ -256,7 +264,7 @@ class Explainer:
             report.errors.append(Finding(INVALID_CLAIM, ERROR, claim.problem, object=claim.name))
             report.reason = claim.problem
             return report, None
-        held = {key: owner for key, owner in (in_use or {}).items() if owner != claim.name}  # its own: not busy
+        held = self._busy(in_use, {claim.name})  # its own devices are not busy
         choices_by_request: list[list[tuple[DeviceChoice, Any]]] = []
         for request in claim.requests:
             choices = []
@@ -330,7 +338,6 @@ class Explainer:
         looks = fleet.looks(matched, frozen)
         shapes = tuple(_claim_shape(claim, m) for claim, m in zip(claims, matched, strict=True))
         verdict = Verdict()
-        tried = False
 
         def allocate(node: Node) -> list[ClaimAllocation] | None:
             return allocate_claims(claims, fleet.slices_of[node.name], node, self.classes, allocated, self.features)
@@ -342,7 +349,6 @@ class Explainer:
             candidate, kind = looks[node.name]
             if candidate or fleet.risky[node.name]:
                 alike.setdefault(kind, []).append(node)
-        tried = bool(alike)
         fitting: list[tuple[Any, list[Node]]] = []
         try:
             for kind, nodes in alike.items():  # every kind is tried: an error on any node fails the claims
@@ -364,12 +370,10 @@ class Explainer:
                                                  for r, claim in zip(result, claims, strict=True)])
                 verdict.nodes = ([n.name for n in fitting[0][1]] if len(fitting) == 1
                                  else sorted(n.name for _, group in fitting for n in group))
-            if not tried and fleet.nodes:  # checks made before any search (limits, pools for All) still apply
+            if not alike and fleet.nodes:  # checks made before any search (limits, pools for All) still apply
                 allocate(fleet.nodes[0])
         except AllocationError as error:
             verdict.error = Finding(ALLOCATION_ERROR, ERROR, str(error), object=error.claim)
-        except NotModelled as error:
-            verdict.error = Finding(NOT_MODELLED, ERROR, f"not modelled: {error}", object=error.claim)
         if verdict.error is not None:
             verdict.nodes, verdict.first = [], None
         return verdict
@@ -441,8 +445,8 @@ class Explainer:
         if typed.consumes_counters and not self.features.partitionable_devices:
             return "consumes shared counters, which DRAPartitionableDevices (off) must allow"
         if self.features.device_taints:
-            tolerations = getattr(spec, "tolerations", ()) if spec is not None else ()
-            taints = [t for t in typed.taints if not _tolerated(t, tolerations)]
+            tolerations = spec.tolerations if spec is not None else ()
+            taints = [t for t in typed.taints if not any(tolerates(toleration, t) for toleration in tolerations)]
             if taints:
                 shown = ", ".join(f"{t.key}{'=' + t.value if t.value else ''}:{t.effect}" for t in taints)
                 return f"tainted {shown}"
@@ -458,9 +462,7 @@ _GATED_FIELDS = (("consumable_capacity", "capacity_requests", None), ("admin_acc
 def _as_stored(claim: ResourceClaim, features: Features) -> ResourceClaim:
     """The claim as the API server stores it with these gates: fields of a gate that is off are dropped on write
     (lint and dra-feature-gates report them), so the scheduler never sees them."""
-    names = {f.name for f in fields(DeviceChoice)}
-    dropped: dict[str, Any] = {name: value for gate, name, value in _GATED_FIELDS
-                               if name in names and not getattr(features, gate)}
+    dropped: dict[str, Any] = {name: value for gate, name, value in _GATED_FIELDS if not getattr(features, gate)}
     if not dropped:
         return claim
     requests = tuple(replace(request, choices=tuple(
@@ -528,20 +530,6 @@ def _shape_of(slice_: ResourceSlice) -> str:
                  _fields_but(slice_.pool, ("name",)), local(slice_.node_selection),
                  [(_fields_but(d, ("attributes", "node_selection")), local(d.node_selection))
                   for d in slice_.devices]))
-
-
-def _tolerated(taint: Any, tolerations: Iterable[Any]) -> bool:
-    """Upstream resourceclaim.ToleratesTaint: an empty effect or key matches any; an empty operator is Equal."""
-    for toleration in tolerations:
-        if toleration.effect and toleration.effect != taint.effect:
-            continue
-        if toleration.key and toleration.key != taint.key:
-            continue
-        if toleration.operator in ("", "Equal") and toleration.value == taint.value:
-            return True
-        if toleration.operator == "Exists":
-            return True
-    return False
 
 
 class _Fleet:

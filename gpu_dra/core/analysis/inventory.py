@@ -82,9 +82,6 @@ class Inventory:
                       | {s.node_selection.node_name for s in self.slices
                          if s.node_selection is not None and s.node_selection.node_name})
 
-    def resource_slices(self) -> list[ResourceSlice]:
-        return [slice_ for slice_, _ in self.slice_members()]
-
     def slice_members(self) -> list[tuple[ResourceSlice, list[Device]]]:
         """The typed slices with their devices, in the order read: those the devices came from, then any other
         read (a slice without devices still counts in its pool); devices without a slice get one per (node,
@@ -143,14 +140,10 @@ def devices_of(slice_: ResourceSlice, source: str) -> Iterator[Device]:
                      allow_multiple_allocations=device.allow_multiple_allocations, slice=slice_)
 
 
-def devices_from_slice(obj: Mapping[str, Any], source: str) -> Iterator[Device]:
-    """The devices of one ResourceSlice (any served version), each on the node that reaches it."""
-    yield from devices_of(read_slice(obj, source), source)
-
-
 def objects_in_document(document: Any) -> Iterator[Mapping[str, Any]]:
     if isinstance(document, Mapping):
-        if document.get("kind", "").endswith("List") and isinstance(document.get("items"), list):
+        kind = document.get("kind")
+        if isinstance(kind, str) and kind.endswith("List") and isinstance(document.get("items"), list):
             yield from (item for item in document["items"] if isinstance(item, Mapping))
         else:
             yield document

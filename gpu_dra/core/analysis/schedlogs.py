@@ -91,11 +91,6 @@ class KeptLine(NamedTuple):
     message: str
     detail: str
 
-    @classmethod
-    def of(cls, line: LogLine) -> KeptLine:
-        return cls(line.number, line.caller, line.message,
-                   " ".join(f"{k}={v}" for k, v in line.fields.items() if k != "pod"))
-
 
 class _Reading(NamedTuple):
     """What a line's text says, whatever its number and timestamp. A scheduler retries a Pending pod every few
