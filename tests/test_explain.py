@@ -414,3 +414,15 @@ def test_a_dump_whose_kind_is_not_text_is_bad_input_not_a_crash(tmp_path: Path) 
     result = gpu_dra("inventory", str(path))
     assert result.returncode == 2 and "internal error" not in result.stderr
     assert str(path) in result.stderr
+
+
+def test_reading_a_dump_does_not_load_the_stack_models() -> None:
+    """pydantic and the stack models cost about 0.3 s at start-up; inventory and explain on files never use them."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from gpu_dra.cli.main import execute; code = execute(['inventory', sys.argv[1]]); "
+            "print('\\nmodels loaded:', 'gpu_dra.core.config.models' in sys.modules, code)")
+    result = subprocess.run([sys.executable, "-c", code, str(P5)], cwd=ROOT, capture_output=True, text=True,
+                            timeout=60)
+    assert result.stdout.strip().endswith("models loaded: False 0"), result.stdout[-300:] + result.stderr

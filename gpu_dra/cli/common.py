@@ -244,7 +244,6 @@ def gather(args: argparse.Namespace) -> tuple[Any, list[dict[str, Any]], str]:
     workloads, nodes) and a description of where they came from."""
     from gpu_dra.core.analysis import inventory as inv
     from gpu_dra.core.analysis.inventory import InventoryError
-    from gpu_dra.core.render import manifests
     from gpu_dra.core.yamlsource import Located
 
     sources: list[tuple[str, list[Any]]] = read_inputs(args.paths, lines=False)
@@ -274,7 +273,8 @@ def gather(args: argparse.Namespace) -> tuple[Any, list[dict[str, Any]], str]:
         objects += mine
     origin = ", ".join(origins)
     if args.stack:
-        from gpu_dra.core.config.loader import load_stack
+        from gpu_dra.core.config.loader import load_stack  # the stack models (pydantic) only when a stack is read
+        from gpu_dra.core.render import manifests
 
         stack = load_stack(project_root(args), args.stack)
         objects += manifests.stack_device_classes(stack)
