@@ -57,7 +57,7 @@ from gpu_dra.core.config.models import (
     DraDriver,
     SharingStrategy,
 )
-from gpu_dra.core.dra.cel import CompileError, compile_selector
+from gpu_dra.core.dra.cel import CompileError, check_selector
 from gpu_dra.core.dra.cel.lexer import tokenize
 from gpu_dra.core.dra.objects import DeviceClass, ResourceClaim, parse_object
 from gpu_dra.core.facts import gates, nvidia
@@ -204,7 +204,7 @@ def dra_cel_compiles(resource: Resource, context: Context) -> list[Finding]:
     out = []
     for path, expression, _ in selector_sites(resource.dra_object):
         try:
-            compile_selector(expression, consumable_capacity=consumable)
+            check_selector(expression, consumable_capacity=consumable)
         except CompileError as error:
             if error.kind != "unsupported":  # accepted by the API server; dra-cel-lint says it went unchecked
                 out.append(_error("dra-cel-compiles", f"the API server would reject this selector: {error.message}",
@@ -231,7 +231,7 @@ def dra_cel_lint(resource: Resource, context: Context) -> list[Finding]:
     for path, expression, device_class in selector_sites(resource.dra_object):
         where = format_path(path)
         try:
-            compile_selector(expression, consumable_capacity=True)
+            check_selector(expression, consumable_capacity=True)
         except CompileError as error:
             if error.kind == "unsupported":
                 out.append(_error("dra-cel-lint", error.message, resource, where, check="cel-unsupported"))

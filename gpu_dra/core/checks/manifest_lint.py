@@ -16,7 +16,7 @@ from gpu_dra.core.checks.lint import SelectorContext, lint_selector
 from gpu_dra.core.checks.target import Target
 from gpu_dra.core.dra import k8s_schema
 from gpu_dra.core.dra.api import DNS_LABEL, KINDS, REQUEST_FIELDS, uses_exactly
-from gpu_dra.core.dra.cel import CompileError, compile_selector
+from gpu_dra.core.dra.cel import CompileError, check_selector
 from gpu_dra.core.dra.objects import DeviceClass, ResourceClaim, parse_object
 from gpu_dra.core.facts import gates, nvidia
 from gpu_dra.core.findings import ERROR, WARNING, Finding
@@ -214,7 +214,7 @@ def lint_object(obj: ManifestObject, target: Target) -> list[Finding]:
         where = format_path(path)
         line = obj.line(path)
         try:
-            compile_selector(expression, consumable_capacity=consumable)
+            check_selector(expression, consumable_capacity=consumable)
         except CompileError as error:
             if error.kind == "unsupported":
                 findings.append(Finding("cel-unsupported", WARNING, error.message, file=obj.file, line=line,

@@ -96,8 +96,11 @@ def _clean(message: str) -> str:
     return f"{match.group(1)}:{match.group(2)}: {text}" if match else text
 
 
-def compile_selector(expression: str, consumable_capacity: bool = False, check_cost: bool = True) -> CompiledSelector:
-    """Compile and type check; raise CompileError with the API server's reason.
+def check_selector(expression: str, consumable_capacity: bool = False,
+                   check_cost: bool = True) -> tuple[int, list[Token]]:
+    """What the API server checks when an object is written (compile, type check, limits, regex literals): the
+    estimated cost and the tokens, or CompileError with its reason. Lint and the policy pack need only this; the
+    program that evaluates is compiled again in another environment (compile_selector).
 
     `check_cost` applies the API server's estimated-cost limit, which it checks for new or changed expressions only;
     selectors already stored in a cluster are evaluated whatever their estimate.
@@ -129,6 +132,12 @@ def compile_selector(expression: str, consumable_capacity: bool = False, check_c
             regex.compile(pattern)
         except regex.RegexError as problem:
             raise CompileError("regex", f"invalid regular expression {pattern!r}: {problem}") from None
+    return estimated, tokens
+
+
+def compile_selector(expression: str, consumable_capacity: bool = False, check_cost: bool = True) -> CompiledSelector:
+    """check_selector, then the program that evaluates it on devices."""
+    estimated, tokens = check_selector(expression, consumable_capacity, check_cost)
     # Rewritten so an unknown domain reads as an empty map; where `device` is rebound by a macro or cel.bind the
     # rewrite would change meaning, so the expression runs as written (unknown domains then raise).
     rebound = re.search(r"[(,]\s*device\s*,", expression) is not None
