@@ -23,7 +23,7 @@ JSON_LOG = "\n".join(json.dumps(r) for r in [
 
 
 def scan(text: str, **options: object) -> schedlogs.LogReport:
-    return schedlogs.scan(io.StringIO(text), **options)  # type: ignore[arg-type]
+    return schedlogs.scan(io.BytesIO(text.encode()), **options)  # type: ignore[arg-type]
 
 
 def test_logs_klog_text() -> None:
@@ -57,7 +57,7 @@ def test_logs_success_and_claim_lists() -> None:
 def test_blocks_of_any_size_give_the_same_report(block_size: int) -> None:
     """Lines cut across blocks, and the pod named in one block, still belong together."""
     text = KLOG * 3
-    report = schedlogs.scan(io.StringIO(text), block_size=block_size)
+    report = schedlogs.scan(io.BytesIO(text.encode()), block_size=block_size)
     assert report.scanned == 21 and report.kept == 15
     assert [line.number for line in report.pods["ml/trainer-0"].recent] == [
         n + 7 * k for k in range(3) for n in (2, 3, 4, 5, 6)]

@@ -16,7 +16,6 @@ read in parts by one process per core (scan_file), joined in order.
 
 from __future__ import annotations
 
-import io
 import json
 import multiprocessing
 import os
@@ -231,22 +230,6 @@ def _pod_named_between(block: str, start: int, end: int) -> str | None:
         end = line_start
 
 
-def _blocks(stream: IO[str], size: int) -> Iterable[str]:
-    """The text in blocks of whole lines, each ending with a newline."""
-    carry = ""
-    while True:
-        chunk = stream.read(size)
-        if not chunk:
-            if carry:
-                yield carry + "\n"
-            return
-        chunk = carry + chunk
-        cut = chunk.rfind("\n") + 1
-        carry = chunk[cut:]
-        if cut:
-            yield chunk[:cut]
-
-
 def _byte_blocks(stream: IO[bytes], size: int, limit: int | None = None) -> Iterable[str]:
     """The text of the next `limit` bytes (all of them if None), in blocks of whole lines. Blocks are cut after a
     newline byte, which UTF-8 never uses inside a character, so each decodes alone; bad bytes become U+FFFD."""
@@ -266,14 +249,12 @@ def _byte_blocks(stream: IO[bytes], size: int, limit: int | None = None) -> Iter
         yield carry.decode("utf-8", "replace") + "\n"
 
 
-def scan(stream: IO[str] | IO[bytes], only_pod: str | None = None,
-         on_line: Callable[[KeptLine], None] | None = None, block_size: int = BLOCK) -> LogReport:
+def scan(stream: IO[bytes], only_pod: str | None = None, on_line: Callable[[KeptLine], None] | None = None,
+         block_size: int = BLOCK) -> LogReport:
     """Keep the DRA lines, per pod. The scheduler handles one pod per scheduling cycle, so allocator lines, which
     name no pod, belong to the pod most recently named. `on_line` sees each kept line as it is read."""
     report = LogReport()
-    blocks = _blocks(stream, block_size) if isinstance(stream, io.TextIOBase) else \
-        _byte_blocks(stream, block_size)  # type: ignore[arg-type]
-    _scan_blocks(blocks, report, "", only_pod, on_line)
+    _scan_blocks(_byte_blocks(stream, block_size), report, "", only_pod, on_line)
     return report
 
 
