@@ -199,7 +199,8 @@ def test_a_request_takes_a_tainted_p5_gpu_only_if_it_tolerates_the_taint(tolerat
 
 
 def test_every_taint_of_a_device_must_be_tolerated() -> None:
-    """Whatever its effect: upstream allTaintsTolerated checks each taint against the request's tolerations."""
+    """Each NoSchedule or NoExecute taint is checked against the request's tolerations (upstream allTaintsTolerated,
+    taintPreventsAllocation from 1.35)."""
     drain = {"key": "example.com/drain", "value": "", "effect": "NoSchedule"}
     slices, busy = p5_slices({"gpu-7": [XID, drain]}), held(*range(7))
     xid_only = gpus("ml/a", tolerations=[{"key": XID["key"], "operator": "Exists"}])
@@ -207,6 +208,18 @@ def test_every_taint_of_a_device_must_be_tolerated() -> None:
     both = gpus("ml/a", tolerations=[{"key": XID["key"], "operator": "Exists"},
                                      {"key": "example.com/drain", "operator": "Exists", "effect": "NoSchedule"}])
     assert allocate_claims([both], slices, P5_NODE, CLASSES, busy, Features(device_taints=True))
+
+
+@pytest.mark.parametrize("effect", ["None", "PreferNoSchedule"])
+def test_a_taint_whose_effect_prevents_no_allocation_is_ignored(effect: str) -> None:
+    """1.35's `None` (informational) and effects the allocator does not know keep no request off the device
+    (taintPreventsAllocation in kubernetes/dynamic-resource-allocation@v0.35.0); a NoSchedule one beside it does."""
+    informational = {"key": "example.com/firmware", "value": "outdated", "effect": effect}
+    slices, busy = p5_slices({"gpu-7": [informational]}), held(*range(7))
+    (result,) = allocate_claims([gpus("ml/a")], slices, P5_NODE, CLASSES, busy, Features(device_taints=True)) or []
+    assert [d.device for d in result.devices] == ["gpu-7"]
+    both = p5_slices({"gpu-7": [informational, XID]})
+    assert allocate_claims([gpus("ml/a")], both, P5_NODE, CLASSES, busy, Features(device_taints=True)) is None
 
 
 def test_capacity_requests_on_p5_gpus_need_the_gate_and_must_fit_the_gpu() -> None:

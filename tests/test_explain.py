@@ -10,7 +10,13 @@ import pytest
 import yaml
 
 from gpu_dra.core.analysis import inventory as inv
-from gpu_dra.core.analysis.explain import Explainer, claims_from_objects, features_for, in_use_from_claims
+from gpu_dra.core.analysis.explain import (
+    Explainer,
+    TaintRuleError,
+    claims_from_objects,
+    features_for,
+    in_use_from_claims,
+)
 from gpu_dra.core.analysis.pools import Node
 from gpu_dra.core.config.loader import load_stack
 from gpu_dra.core.dra.objects import ResourceClaim, claim_from_devices
@@ -401,7 +407,9 @@ def test_a_device_taint_the_request_does_not_tolerate() -> None:
     on = Explainer({}, features=features_for("1.36"))  # DRADeviceTaints: beta, on by default from 1.36
     report = on.explain(claim([exactly(1)]), fleet)
     assert not report.allocatable
-    assert "gpu-0: tainted nvidia.com/gpu-unhealthy=xid-79:NoSchedule" in report.reason
+    slice_name = items[1]["metadata"]["name"]
+    assert (f"gpu-0: taint nvidia.com/gpu-unhealthy=xid-79:NoSchedule from ResourceSlice {slice_name}, not "
+            "tolerated") in report.reason
     tolerant = {"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com", "count": 1, "tolerations": [
         {"key": "nvidia.com/gpu-unhealthy", "operator": "Exists", "effect": "NoSchedule"}]}}
     assert on.explain(claim([tolerant]), fleet).allocatable
@@ -426,3 +434,203 @@ def test_reading_a_dump_does_not_load_the_stack_models() -> None:
     result = subprocess.run([sys.executable, "-c", code, str(P5)], cwd=ROOT, capture_output=True, text=True,
                             timeout=60)
     assert result.stdout.strip().endswith("models loaded: False 0"), result.stdout[-300:] + result.stderr
+
+
+# --------------------------------------------------------------------------------------------- device taint rules
+
+GPU_3 = "device.attributes['resource.kubernetes.io'].pcieRoot == 'pci0000:77'"  # the PCIe root of the p5's gpu-3
+MAINTENANCE = {"key": "maintenance", "value": "true", "effect": "NoSchedule"}
+
+
+def taint_rule(name: str = "gpu-maintenance", selector: dict[str, Any] | None = None,
+               taint: dict[str, Any] | None = None, version: str = "v1beta2") -> dict[str, Any]:
+    spec: dict[str, Any] = {"taint": taint or MAINTENANCE}
+    if selector is not None:
+        spec["deviceSelector"] = selector
+    return {"apiVersion": f"resource.k8s.io/{version}", "kind": "DeviceTaintRule", "metadata": {"name": name},
+            "spec": spec}
+
+
+GPU_3_RULE = {"driver": "gpu.nvidia.com", "pool": P5_NODE, "device": "gpu-3"}
+
+
+def _with_rules(*rules: dict[str, Any]) -> inv.Inventory:
+    """The real p5 dump and the rules, read as explain reads its files (rules in a kubectl List)."""
+    text = yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [*_p5_items(), *rules]})
+    return inv.from_documents("p5-and-rules.yaml", parse_documents(text, "p5-and-rules.yaml"))
+
+
+def _tainted(explainer: Explainer, fleet: inv.Inventory) -> list[str]:
+    """The devices of the fleet, as the explainer hands them to the allocator, that carry a rule's taint."""
+    typed = explainer.with_taint_rules(fleet).inventory.slice_members()
+    return sorted(device.name for slice_, _ in typed for device in slice_.devices
+                  if any(taint.rule for taint in device.taints))
+
+
+def test_device_taint_rules_are_read_in_both_served_versions_and_the_list_shape() -> None:
+    fleet = _with_rules(taint_rule(selector=GPU_3_RULE),
+                        taint_rule("old", {"deviceClassName": "gpu.nvidia.com", "selectors": [{"cel": {
+                            "expression": GPU_3}}]}, {"key": "k", "effect": "NoExecute"}, version="v1alpha3"))
+    new, old = fleet.taint_rules
+    assert (new.name, new.source, new.driver, new.pool, new.device) == (
+        "gpu-maintenance", "p5-and-rules.yaml", "gpu.nvidia.com", P5_NODE, "gpu-3")
+    assert (new.taint.label, new.taint.rule, new.device_class, new.selectors) == (
+        "maintenance=true:NoSchedule", "gpu-maintenance", None, ())
+    assert (old.taint.label, old.device_class, old.selectors, old.driver) == ("k:NoExecute", "gpu.nvidia.com",
+                                                                               (GPU_3,), None)
+    assert len(fleet.devices) == 10  # rules are no devices
+
+
+@pytest.mark.parametrize("spec,message", [
+    ("hello", "spec must be a mapping with deviceSelector and taint"),
+    ("{deviceSelector: {device: gpu-3}}", "spec.taint must be a mapping with key, value and effect"),
+    ("{taint: {effect: NoSchedule}}", "spec.taint.key must be a non-empty string"),
+    ("{taint: {key: k, effect: ''}}", "spec.taint.effect must be a non-empty string"),
+    ("{taint: {key: k, value: 1, effect: NoSchedule}}", "spec.taint.value must be a string"),
+    ("{deviceSelector: [gpu-3], taint: {key: k, effect: NoSchedule}}", "spec.deviceSelector must be a mapping"),
+    ("{deviceSelector: {device: [gpu-3]}, taint: {key: k, effect: NoSchedule}}",
+     "spec.deviceSelector.device must be a string"),
+    ("{deviceSelector: {selectors: [{cel: {}}]}, taint: {key: k, effect: NoSchedule}}",
+     "spec.deviceSelector.selectors[0] must be {cel: {expression: string}}"),
+])
+def test_a_malformed_device_taint_rule_names_the_rule_and_the_key(spec: str, message: str) -> None:
+    text = f"apiVersion: resource.k8s.io/v1beta2\nkind: DeviceTaintRule\nmetadata: {{name: drain}}\nspec: {spec}\n"
+    with pytest.raises(inv.InventoryError) as error:
+        inv.from_documents("rules.yaml", parse_documents(text, "rules.yaml"))
+    assert str(error.value) == f"rules.yaml: DeviceTaintRule drain: {message}"
+
+
+def test_the_taint_rule_gate_per_version_and_platform() -> None:
+    """DRADeviceTaints before 1.35 (when rules also select by class and CEL), DRADeviceTaintRules from 1.35: alpha,
+    then beta off by default in 1.36, on in 1.37; an existing cluster declares its own."""
+    def rules(version: str, platform: str = "eks", declared: dict[str, bool] | None = None) -> tuple[bool, bool]:
+        features = features_for(version, platform, declared)
+        return features.device_taint_rules, features.taint_rule_selectors
+
+    assert [rules(v) for v in ("1.34", "1.35", "1.36", "1.37")] == [(False, False)] * 3 + [(True, False)]
+    assert rules("1.34", "existing", {"DRADeviceTaints": True}) == (True, True)
+    assert rules("1.36", "existing", {"DRADeviceTaintRules": True}) == (True, False)
+    assert rules("1.36", "eks", {"DRADeviceTaintRules": True}) == (False, False)  # EKS runs the defaults
+
+
+def test_a_device_taint_rule_keeps_a_request_off_its_device_where_the_scheduler_applies_it() -> None:
+    fleet = _with_rules(taint_rule(selector=GPU_3_RULE))
+    wants_gpu_3 = claim([exactly(1, (GPU_3,))])
+    tolerant = claim([{"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com", "selectors": [
+        {"cel": {"expression": GPU_3}}], "tolerations": [{"key": "maintenance", "operator": "Exists"}]}}])
+    for features in (features_for("1.37"), features_for("1.36", "existing", {"DRADeviceTaintRules": True})):
+        explainer = Explainer({}, features=features)
+        seen = explainer.with_taint_rules(fleet)
+        assert [(rule.name, [d.name for d in devices]) for rule, devices in seen.rules] == [
+            ("gpu-maintenance", ["gpu-3"])]
+        report = explainer.explain(wants_gpu_3, seen.inventory)
+        assert not report.allocatable
+        assert report.reason == (f"request gpu needs 1 device(s); on {P5_NODE} 0 of its 1 matching device(s) are free: "
+                                 "gpu-3: taint maintenance=true:NoSchedule from DeviceTaintRule gpu-maintenance, not "
+                                 "tolerated")
+        assert report.as_dict()["reason"] == report.reason
+        allowed = explainer.explain(tolerant, seen.inventory)
+        assert allowed.solution is not None and [d.name for d in allowed.solution[1][0].devices] == ["gpu-3"]
+        assert explainer.explain(claim([exactly(8)]), seen.inventory).reason.endswith("not tolerated")
+    for version in ("1.34", "1.36"):  # DRADeviceTaints, DRADeviceTaintRules off by default on EKS
+        explainer = Explainer({}, features=features_for(version))
+        seen = explainer.with_taint_rules(fleet)
+        assert not seen.applied and seen.inventory is fleet
+        assert explainer.explain(wants_gpu_3, seen.inventory).allocatable
+
+
+@pytest.mark.parametrize("selector,tainted", [
+    (None, [f"gpu-{i}" for i in range(8)] + ["channel-0", "daemon-0"]),  # as the tracker applies it: to all
+    ({}, [f"gpu-{i}" for i in range(8)] + ["channel-0", "daemon-0"]),
+    ({"driver": "gpu.nvidia.com"}, [f"gpu-{i}" for i in range(8)]),
+    ({"pool": P5_NODE, "device": "daemon-0"}, ["daemon-0"]),
+    ({"driver": "gpu.nvidia.com", "device": "daemon-0"}, []),
+    ({"pool": "another-node"}, []),
+])
+def test_a_rule_taints_the_devices_its_driver_pool_and_device_select(selector: dict[str, Any] | None,
+                                                                      tainted: list[str]) -> None:
+    fleet = _with_rules(taint_rule(selector=selector))
+    assert _tainted(Explainer({}, features=features_for("1.37")), fleet) == sorted(tainted)
+
+
+def test_a_rule_with_the_none_effect_only_informs() -> None:
+    """1.35 added the None effect: the taint is on the device, and keeps no request off it."""
+    fleet = _with_rules(taint_rule(selector=GPU_3_RULE, taint={"key": "firmware", "effect": "None"}))
+    explainer = Explainer({}, features=features_for("1.37"))
+    assert _tainted(explainer, fleet) == ["gpu-3"]
+    assert explainer.explain(claim([exactly(1, (GPU_3,))]), explainer.with_taint_rules(fleet).inventory).allocatable
+
+
+def test_a_1_34_rule_selects_by_class_and_cel_where_the_scheduler_evaluates_them() -> None:
+    """1.34's tracker (DRADeviceTaints on) evaluates the class's selectors, then the rule's; a runtime error leaves
+    the device untainted, which explain says."""
+    features = features_for("1.34", "existing", {"DRADeviceTaints": True})
+    by_cel = taint_rule(selector={"deviceClassName": "gpu.nvidia.com", "selectors": [{"cel": {"expression": GPU_3}}]},
+                        version="v1alpha3")
+    assert _tainted(Explainer({}, features=features), _with_rules(by_cel)) == ["gpu-3"]
+    by_class = taint_rule(selector={"deviceClassName": "gpu.nvidia.com"}, version="v1alpha3")
+    assert _tainted(Explainer({}, features=features), _with_rules(by_class)) == [f"gpu-{i}" for i in range(8)]
+    erring = taint_rule(selector={"selectors": [{"cel": {
+        "expression": "device.attributes['gpu.nvidia.com'].productName.startsWith('NVIDIA')"}}]}, version="v1alpha3")
+    seen = Explainer({}, features=features).with_taint_rules(_with_rules(erring))
+    assert [[d.name for d in devices] for _, devices in seen.rules] == [[f"gpu-{i}" for i in range(8)]]
+    assert [note.split(": CEL")[0] for note in seen.notes] == [
+        f"p5-and-rules.yaml: DeviceTaintRule gpu-maintenance: selector #0 on device compute-domain.nvidia.com/"
+        f"{P5_NODE}/{name}" for name in ("channel-0", "daemon-0")]
+    assert all(note.endswith("the scheduler leaves that device untainted") for note in seen.notes)
+
+
+@pytest.mark.parametrize("features,selector,message", [
+    (features_for("1.37"), {"deviceClassName": "gpu.nvidia.com"},
+     "spec.deviceSelector.deviceClassName: only Kubernetes 1.33-1.34 (resource.k8s.io/v1alpha3) select devices so"),
+    (features_for("1.36", "existing", {"DRADeviceTaintRules": True}), {"selectors": [{"cel": {"expression": GPU_3}}]},
+     "spec.deviceSelector.selectors: only Kubernetes 1.33-1.34"),
+    (features_for("1.34", "existing", {"DRADeviceTaints": True}), {"deviceClassName": "gpu-b200"},
+     "spec.deviceSelector.deviceClassName: DeviceClass gpu-b200 is not in the inputs"),
+    (features_for("1.34", "existing", {"DRADeviceTaints": True}), {"selectors": [{"cel": {"expression": "device."}}]},
+     "spec.deviceSelector.selectors[0]: CEL compile error"),
+])
+def test_a_rule_explain_cannot_apply_as_the_scheduler_would_is_refused(features: Any, selector: dict[str, Any],
+                                                                        message: str) -> None:
+    fleet = _with_rules(taint_rule(selector=selector, version="v1alpha3"))
+    with pytest.raises(TaintRuleError) as error:
+        Explainer({}, features=features).with_taint_rules(fleet)
+    assert str(error.value).startswith(f"p5-and-rules.yaml: DeviceTaintRule gpu-maintenance: {message}")
+
+
+# --------------------------------------------------------------------------------------------- binding conditions
+
+BINDING = ROOT / "tests" / "data" / "explain" / "h100-80gb-hbm3_eks-p5_binding-conditions.yaml"
+
+
+def test_the_binding_conditions_slice_is_the_real_p5_slice_with_three_fields_more() -> None:
+    (slice_,) = yaml.safe_load_all(BINDING.read_text())
+    for device in slice_["spec"]["devices"]:
+        assert (device.pop("bindsToNode"), device.pop("bindingConditions"), device.pop("bindingFailureConditions")) == (
+            True, ["example.com/fabric-attached"], ["example.com/fabric-attach-failed"])
+    assert slice_ == _p5_items()[1]
+
+
+def test_binding_conditions_of_the_devices_chosen_are_reported_not_simulated() -> None:
+    report = Explainer({}, features=features_for("1.36")).explain(claim([exactly(2)]), load(BINDING))
+    assert report.allocatable and report.allocation is not None
+    assert [(d.device, d.binding_conditions, d.binding_failure_conditions) for d in report.allocation.devices] == [
+        (f"gpu-{i}", ("example.com/fabric-attached",), ("example.com/fabric-attach-failed",)) for i in (0, 1)]
+    binding = report.as_dict()["binding"]
+    assert binding["simulated"] is False and "gpu-dra does not simulate binding conditions" in binding["note"]
+    assert [(d["claim"], d["device"], d["conditions"], d["failure_conditions"]) for d in binding["devices"]] == [
+        ("default/test", f"gpu-{i}", ["example.com/fabric-attached"], ["example.com/fabric-attach-failed"])
+        for i in (0, 1)]
+    assert Explainer({}, features=features_for("1.36")).explain(claim([exactly(2)]), load(P5)).as_dict()[
+        "binding"] is None
+
+
+def test_a_device_with_binding_conditions_is_not_allocatable_with_the_gate_off() -> None:
+    report = Explainer({}, features=features_for("1.34")).explain(claim([exactly(1)]), load(BINDING))
+    assert not report.allocatable and report.allocation is None
+    assert report.reason.startswith(f"request gpu needs 1 device(s); on {P5_NODE} 0 of its 8 matching device(s) are "
+                                    "free: gpu-0: has binding conditions (example.com/fabric-attached), which "
+                                    "DRADeviceBindingConditions (off) must allow, gpu-1: ")
+    status_off = features_for("1.36", "existing", {"DRAResourceClaimDeviceStatus": False})
+    assert "which DRAResourceClaimDeviceStatus (off) must allow" in Explainer({}, features=status_off).explain(
+        claim([exactly(1)]), load(BINDING)).reason

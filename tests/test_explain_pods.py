@@ -9,7 +9,7 @@ from typing import Any
 import yaml
 
 from gpu_dra.core.analysis import inventory as inv
-from gpu_dra.core.analysis.explain import Explainer, claims_from_objects, in_use_from_claims
+from gpu_dra.core.analysis.explain import Explainer, claims_from_objects, features_for, in_use_from_claims
 from gpu_dra.core.analysis.pods import explain_pods, nodes_from_objects, pods_from_objects
 from gpu_dra.core.yamlsource import parse_documents
 
@@ -115,3 +115,37 @@ def test_a_shared_claim_allocated_already_keeps_its_devices() -> None:
     assert not report.allocatable
     assert "gpu-0: allocated to ml/shared" in report.reason
     assert yaml.safe_dump(report.as_dict())
+
+
+BINDING = Path(__file__).parent / "data" / "explain" / "h100-80gb-hbm3_eks-p5_binding-conditions.yaml"
+
+
+def test_a_pod_reports_the_binding_conditions_its_devices_wait_for() -> None:
+    objects = [template("one"), template("two", count=2), pod("trainer", "one", "two")]
+    fleet = inv.from_documents(BINDING.name, parse_documents(BINDING.read_text(), BINDING.name))
+    claims = claims_from_objects(objects)
+    (trainer,) = explain_pods(pods_from_objects(objects), claims, fleet, Explainer({}, features=features_for("1.36")))
+    assert trainer.allocatable
+    binding = trainer.as_dict()["binding"]
+    assert binding["simulated"] is False
+    assert [(d["claim"], d["request"], d["device"], d["conditions"]) for d in binding["devices"]] == [
+        ("ml/trainer-c0", "gpu", "gpu-0", ["example.com/fabric-attached"]),
+        ("ml/trainer-c1", "gpu", "gpu-1", ["example.com/fabric-attached"]),
+        ("ml/trainer-c1", "gpu", "gpu-2", ["example.com/fabric-attached"])]
+    (alone,) = explain_pods(pods_from_objects([pod("alone", "one")]), claims, load(), Explainer({}))
+    assert alone.allocatable and alone.as_dict()["binding"] is None
+
+
+def test_a_pod_whose_gpu_a_device_taint_rule_taints_stays_pending() -> None:
+    rule = {"apiVersion": "resource.k8s.io/v1beta2", "kind": "DeviceTaintRule", "metadata": {"name": "xid-79"},
+            "spec": {"deviceSelector": {"device": "gpu-3"},
+                     "taint": {"key": "nvidia.com/gpu.xid", "value": "79", "effect": "NoExecute"}}}
+    fleet = inv.from_documents("all.yaml", parse_documents(yaml.safe_dump_all([yaml.safe_load(P5.read_text()), rule]),
+                                                           "all.yaml"))
+    explainer = Explainer({}, features=features_for("1.37"))
+    objects = [template("gpu-3", selectors=(ONE_GPU,)), pod("solo", "gpu-3")]
+    (solo,) = explain_pods(pods_from_objects(objects), claims_from_objects(objects),
+                           explainer.with_taint_rules(fleet).inventory, explainer)
+    assert not solo.allocatable
+    assert solo.reason.endswith("gpu-3: taint nvidia.com/gpu.xid=79:NoExecute from DeviceTaintRule xid-79, not "
+                                "tolerated")

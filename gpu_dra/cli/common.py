@@ -240,8 +240,8 @@ def cluster_options(parser: argparse.ArgumentParser) -> None:
 
 
 def gather(args: argparse.Namespace) -> tuple[Any, list[dict[str, Any]], str]:
-    """Inventory (devices and every typed slice read), the other Kubernetes objects (classes, claims, pods and
-    workloads, nodes) and a description of where they came from."""
+    """Inventory (devices, every typed slice read and the DeviceTaintRules), the other Kubernetes objects (classes,
+    claims, pods and workloads, nodes) and a description of where they came from."""
     from gpu_dra.core.analysis import inventory as inv
     from gpu_dra.core.analysis.inventory import InventoryError
     from gpu_dra.core.yamlsource import Located
@@ -267,8 +267,9 @@ def gather(args: argparse.Namespace) -> tuple[Any, list[dict[str, Any]], str]:
             raise UsageError(str(error)) from None
         devices.devices.extend(found.devices)
         devices.slices.extend(found.slices)  # those without devices too: they count in their pool
+        devices.taint_rules.extend(found.taint_rules)
         mine = [dict(obj) for document in documents for obj in inv.objects_in_document(document.data)
-                if obj.get("kind") != "ResourceSlice"]
+                if obj.get("kind") not in ("ResourceSlice", "DeviceTaintRule")]
         validate_objects(mine, name)
         objects += mine
     origin = ", ".join(origins)
@@ -280,7 +281,9 @@ def gather(args: argparse.Namespace) -> tuple[Any, list[dict[str, Any]], str]:
         objects += manifests.stack_device_classes(stack)
         objects += [manifests.claim_template(team, t) for team in stack.teams for t in team.claim_templates]
         if not devices.devices:
+            rules = devices.taint_rules
             devices = inv.synthesize(stack.config)
+            devices.taint_rules = rules  # the files' rules apply to the synthesized fleet as to any other
             origin = f"stack {args.stack}'s GPU node groups at max size (synthesized)"
     if not devices.devices:
         where = f" in {', '.join(cut(name) for name, _ in sources)}" if sources else ""

@@ -13,6 +13,7 @@ EXAMPLES = """examples:
   gpu-dra explain slices.yaml classes.yaml claims.yaml --claim ml/pair
   gpu-dra explain slices.yaml nodes.yaml templates.yaml deployment.yaml --pod ml/trainer
   gpu-dra explain slices.yaml claims.yaml --kubernetes-version 1.36
+  gpu-dra explain slices.yaml devicetaintrules.yaml pod.yaml --kubernetes-version 1.37
   gpu-dra explain --cluster --context prod claim.yaml --format json
 """
 
@@ -21,9 +22,9 @@ def register(verbs: Any) -> None:
     explain = verbs.add_parser("explain", epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
         help="which devices and nodes satisfy each claim and pod, and why not")
     explain.add_argument("paths", nargs="*", metavar="FILE",
-                         help="ResourceSlices, DeviceClasses, ResourceClaims, ResourceClaimTemplates, Nodes, and "
-                              "Pods, Deployments, StatefulSets, DaemonSets, ReplicaSets, Jobs or CronJobs naming "
-                              "resource claims (YAML or JSON), or -")
+                         help="ResourceSlices, DeviceTaintRules, DeviceClasses, ResourceClaims, "
+                              "ResourceClaimTemplates, Nodes, and Pods, Deployments, StatefulSets, DaemonSets, "
+                              "ReplicaSets, Jobs or CronJobs naming resource claims (YAML or JSON), or -")
     explain.add_argument("--stack", help="add the stack's classes and templates (and its fleet, without slices)")
     explain.add_argument("--claim", help="only this claim or template (name or namespace/name)")
     explain.add_argument("--pod", metavar="NAMESPACE/NAME",
@@ -42,9 +43,9 @@ def register(verbs: Any) -> None:
     explain.set_defaults(func=run)
 
 
-def _features(args: argparse.Namespace) -> Any:
-    """The allocator's switches: the flags', else the stack's Kubernetes version and platform, else 1.34 on EKS."""
-    from gpu_dra.core.analysis.explain import features_for
+def _target(args: argparse.Namespace) -> tuple[str, str, dict[str, bool] | None]:
+    """The scheduler's Kubernetes version, platform and declared gates: the flags', else the stack's, else 1.34 on
+    EKS."""
     from gpu_dra.core.facts.gates import DEFAULT_KUBERNETES_VERSION
 
     version, platform, declared = DEFAULT_KUBERNETES_VERSION, "eks", None
@@ -53,17 +54,19 @@ def _features(args: argparse.Namespace) -> Any:
 
         cluster = load_stack(project_root(args), args.stack).config.cluster
         version, platform, declared = cluster.kubernetes_version, cluster.platform.value, dict(cluster.feature_gates)
-    version, platform = args.kubernetes_version or version, args.platform or platform
-    return features_for(version, platform, declared)
+    return args.kubernetes_version or version, args.platform or platform, declared
 
 
 def run(args: argparse.Namespace) -> int:
     from gpu_dra.core.analysis.explain import (
         EXAMPLES,
         Explainer,
+        TaintRuleError,
         claims_from_objects,
         classes_from_objects,
+        features_for,
         in_use_from_claims,
+        taint_rule_gate,
     )
     from gpu_dra.core.analysis.pods import explain_pods, nodes_from_objects, pods_from_objects
     from gpu_dra.core.facts.gates import VERSIONS
@@ -72,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--kubernetes-version {cut(args.kubernetes_version, 40)}: known versions "
                          f"{', '.join(VERSIONS)}")
     devices, objects, origin = gather(args)
-    features = _features(args)
+    version, platform, declared = _target(args)
     claims = everything = claims_from_objects(objects)
     pods = pods_from_objects(objects)
     if args.claim:
@@ -89,22 +92,61 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("no ResourceClaim, ResourceClaimTemplate, or Pod or workload naming resource claims in "
                          "the inputs (give files, or --stack)")
     nodes = nodes_from_objects(objects)
-    explainer = Explainer(classes_from_objects(objects), features=features)
+    explainer = Explainer(classes_from_objects(objects), features=features_for(version, platform, declared))
+    try:
+        tainted = explainer.with_taint_rules(devices)
+    except TaintRuleError as error:
+        raise UsageError(str(error)) from None
+    devices = tainted.inventory
+    gate = taint_rule_gate(version)
     in_use = in_use_from_claims(everything)
     reports = [explainer.explain(claim, devices, in_use, nodes=[n.node for n in nodes] or None) for claim in claims]
     pod_reports = explain_pods(pods, everything, devices, explainer, in_use, nodes or None)
     if args.format == "json":
         examples = None if args.all_devices else EXAMPLES
-        print(json.dumps({"source": origin, "claims": [r.as_dict(examples) for r in reports],
+        print(json.dumps({"source": origin, "taint_rules": {"gate": gate, **tainted.as_dict()},
+                          "claims": [r.as_dict(examples) for r in reports],
                           "pods": [p.as_dict(examples) for p in pod_reports]}, separators=(",", ":")))
     else:
         print(f"Devices from {origin}: {len(devices.nodes())} node(s), {len(devices.devices)} device(s)\n")
+        _print_taint_rules(tainted, f"{gate} is off in Kubernetes {version} ({platform})")
         for report in reports:
             _print_report(report, args.verbose)
         for pod_report in pod_reports:
             _print_pod(pod_report)
     fine = all(r.allocatable for r in reports) and all(p.allocatable for p in pod_reports)
     return EXIT_OK if fine else EXIT_FINDINGS
+
+
+def _print_taint_rules(tainted: Any, why_not: str) -> None:
+    """What each DeviceTaintRule does to the devices, or why the scheduler applies none."""
+    for rule, devices in tainted.rules:
+        if not tainted.applied:
+            print(f"DeviceTaintRule {rule.name} ({rule.taint.label}): not applied: {why_not}")
+            continue
+        shown = ", ".join(f"{d.node}/{d.name}" for d in devices[:5]) + (", ..." if len(devices) > 5 else "")
+        print(f"DeviceTaintRule {rule.name} ({rule.taint.label}): taints {len(devices)} device(s)"
+              + (f": {shown}" if devices else ""))
+    for note in tainted.notes:
+        print(f"  note: {note}")
+    if tainted.rules:
+        print()
+
+
+def _print_binding(allocations: Any, with_claim: bool) -> None:
+    """The binding conditions binding waits for, which gpu-dra reports and does not simulate."""
+    from gpu_dra.core.analysis.explain import BINDING_NOT_SIMULATED, binding_waits
+
+    waits = binding_waits(allocations)
+    if not waits:
+        return
+    print(f"  binding waits for the binding conditions of {len(waits)} device(s):")
+    for claim, device in waits:
+        failure = device.binding_failure_conditions
+        fails = f" (fails on {', '.join(failure)})" if failure else ""
+        print(f"    {claim + ': ' if with_claim else ''}{device.driver}/{device.pool}/{device.device}: "
+              f"{', '.join(device.binding_conditions)}{fails}")
+    print(f"  {BINDING_NOT_SIMULATED}")
 
 
 def _print_report(report: Any, verbose: bool) -> None:
@@ -124,6 +166,7 @@ def _print_report(report: Any, verbose: bool) -> None:
         picked = "; ".join(f"{a.request}{'/' + a.subrequest if a.subrequest else ''} -> "
                            f"{', '.join(d.name for d in a.devices)}" for a in allocations)
         print(f"  first solution: {node}: {picked}")
+        _print_binding([report.allocation], with_claim=False)
     print()
 
 
@@ -137,6 +180,7 @@ def _print_pod(report: Any) -> None:
     for item in report.claims:
         source = f"{item.source} -> {item.claim}" if item.source.startswith("template ") else item.source
         print(f"  claim {item.entry} ({source}): {_claim_state(item, report.reason)}")
+    _print_binding([item.allocation for item in report.claims], with_claim=True)
     print()
 
 

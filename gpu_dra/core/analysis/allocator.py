@@ -44,7 +44,8 @@ KNOWN_KINDS = ("int", "bool", "string", "version")  # attribute types constraint
 
 @dataclass(frozen=True)
 class Features:
-    """The allocator's switches (upstream `structured.Features`), each set by the feature gate named beside it."""
+    """The allocator's switches (upstream `structured.Features`), each set by the feature gate named beside it, and
+    the two of the scheduler's ResourceSlice tracker, which decide what explain hands the allocator."""
 
     admin_access: bool = False  # DRAAdminAccess
     prioritized_list: bool = False  # DRAPrioritizedList
@@ -53,6 +54,10 @@ class Features:
     consumable_capacity: bool = False  # DRAConsumableCapacity
     device_binding: bool = False  # DRADeviceBindingConditions
     device_status: bool = False  # DRAResourceClaimDeviceStatus
+    # The tracker adds DeviceTaintRules' taints to the slices' devices: DRADeviceTaintRules from 1.35, DRADeviceTaints
+    # before, when its rules' deviceClassName and CEL selectors also select (`taint_rule_selectors`).
+    device_taint_rules: bool = False
+    taint_rule_selectors: bool = False
 
 
 class AllocationError(ValueError):
@@ -369,9 +374,7 @@ class _Allocator:
             return None
         if counters and not self._take_counters(request, device):
             return None
-        if self.features.device_taints and not all(any(tolerates(toleration, taint)
-                                                        for toleration in request.choice.tolerations)
-                                                    for taint in device.device.taints):
+        if self.features.device_taints and untolerated(device.device.taints, request.choice.tolerations):
             return None
         constraints = self.constraints[claim]
         for index, constraint in enumerate(constraints):
@@ -589,6 +592,21 @@ class _Allocator:
                          p.device.device.binding_conditions if binding else (),
                          p.device.device.binding_failure_conditions if binding else ())
             for p in picked), selector)
+
+
+# Effects that keep a device from a request not tolerating them. 1.35 added `None` (informational) and has the allocator
+# ignore it and any effect it does not know (`taintPreventsAllocation` in kubernetes/dynamic-resource-allocation@v0.35.0
+# structured/internal/experimental/allocator_experimental.go; "Unknown effects and the None effect must be ignored",
+# resourceclaim/devicetoleration.go). 1.34's allTaintsTolerated checked every taint, but its API server stored only
+# these two (`validDeviceTaintEffects` in kubernetes/kubernetes pkg/apis/resource/validation/validation.go, 1.34-era;
+# kubernetes/api@v0.34.0:resource/v1/types.go), so both read every stored slice alike.
+PREVENTING_EFFECTS = ("NoSchedule", "NoExecute")
+
+
+def untolerated(taints: Iterable[DeviceTaint], tolerations: Sequence[DeviceToleration]) -> list[DeviceTaint]:
+    """The taints that keep a device from a request: an effect that prevents allocation, and no toleration of it."""
+    return [taint for taint in taints if taint.effect in PREVENTING_EFFECTS
+            and not any(tolerates(toleration, taint) for toleration in tolerations)]
 
 
 def tolerates(toleration: DeviceToleration, taint: DeviceTaint) -> bool:

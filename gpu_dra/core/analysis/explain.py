@@ -5,6 +5,8 @@ reason naming the selector and, where it can be told, the failing term. A CEL ru
 claim, as in the allocator. Then the verdict per node is the faithful core's (`allocate_claims` in
 gpu_dra.core.analysis.allocator: pools and generations, node selection, counters, taints, devices other claims hold,
 several claims together), tried on the nodes where every request has enough matching, free devices, in name order.
+Before that, `with_taint_rules` adds the DeviceTaintRules' taints to the devices they select, where the scheduler's
+ResourceSlice tracker would. Binding conditions of the devices allocated are reported, not simulated.
 Each distinct (selector, device shape) is evaluated once, and each distinct node (as the allocator sees it: its
 slices, pools, which devices match, are held, and how their constrained attributes compare) allocated once, so large
 uniform fleets stay fast. An unallocatable claim's reason names the devices in use and the claims holding them.
@@ -22,11 +24,12 @@ from gpu_dra.core.analysis.allocator import (
     KNOWN_KINDS,
     AllocationError,
     ClaimAllocation,
+    DeviceResult,
     Features,
     allocate_claims,
-    tolerates,
+    untolerated,
 )
-from gpu_dra.core.analysis.inventory import Device, Inventory
+from gpu_dra.core.analysis.inventory import Device, Inventory, devices_of
 from gpu_dra.core.analysis.pools import Node, gather_pools, node_matches
 from gpu_dra.core.dra.cel import CompileError, compile_selector, device_view, evaluate
 from gpu_dra.core.dra.cel.compile import CompiledSelector
@@ -35,6 +38,7 @@ from gpu_dra.core.dra.objects import (
     AllocatedDevice,
     Constraint,
     DeviceChoice,
+    DeviceTaintRule,
     NodeSelection,
     ResourceClaim,
     ResourceSlice,
@@ -54,15 +58,75 @@ INVALID_CLAIM, MISSING_CLASS = "invalid-claim", "device-class-missing"
 ALLOCATION_ERROR = "allocation-error"
 
 
+def taint_rule_gate(version: str) -> str:
+    """The gate under which the scheduler applies DeviceTaintRules: DRADeviceTaintRules from 1.35, DRADeviceTaints
+    before. The scheduler sets its ResourceSlice tracker's `EnableDeviceTaints` from DRADeviceTaints in 1.34 and
+    `EnableDeviceTaintRules` from DRADeviceTaintRules from 1.35 (kubernetes/kubernetes pkg/scheduler/scheduler.go;
+    `Options` in kubernetes/dynamic-resource-allocation@v0.34.9 and @v0.35.0 resourceslice/tracker/tracker.go)."""
+    return "DRADeviceTaintRules" if gates.state("DRADeviceTaintRules", version) else "DRADeviceTaints"
+
+
 def features_for(version: str = gates.DEFAULT_KUBERNETES_VERSION, platform: str = "eks",
                  declared: dict[str, bool] | None = None) -> Features:
     """The allocator's switches as the scheduler of this Kubernetes version and platform has them."""
     def on(gate: str) -> bool:
         return gates.enabled(gate, version, platform, declared)
 
+    rules = taint_rule_gate(version)
     return Features(admin_access=on("DRAAdminAccess"), prioritized_list=on("DRAPrioritizedList"),
                     partitionable_devices=on("DRAPartitionableDevices"), device_taints=on("DRADeviceTaints"),
-                    consumable_capacity=on("DRAConsumableCapacity"))
+                    consumable_capacity=on("DRAConsumableCapacity"), device_binding=on("DRADeviceBindingConditions"),
+                    device_status=on("DRAResourceClaimDeviceStatus"), device_taint_rules=on(rules),
+                    taint_rule_selectors=rules == "DRADeviceTaints" and on(rules))
+
+
+# What the scheduler does with the binding conditions of the devices it allocated, which explain reports and does not
+# simulate: PreBind waits until the claim's status.devices has each condition True, and undoes the allocation when a
+# failure condition is True or bindingTimeout passes (600 s: BindingTimeoutDefaultSeconds in kubernetes/kubernetes
+# pkg/scheduler/framework/plugins/dynamicresources/dynamicresources.go, 1.34-era; `DynamicResourcesArgs.BindingTimeout`
+# from 1.35, kubernetes/kube-scheduler@v0.35.0:config/v1/types.go;
+# https://kubernetes.io/docs/concepts/scheduling-eviction/dynamic-resource-allocation/#device-binding-conditions).
+BINDING_NOT_SIMULATED = ("the scheduler binds the pod only once each binding condition is True in the claim's "
+                         "status.devices, and undoes the allocation when a failure condition is True or after "
+                         "bindingTimeout (10 minutes by default); gpu-dra does not simulate binding conditions")
+
+
+def binding_waits(allocations: Iterable[ClaimAllocation | None]) -> list[tuple[str, DeviceResult]]:
+    """(claim, device) for each device allocated whose binding conditions the scheduler waits for."""
+    return [(allocation.claim, device) for allocation in allocations if allocation is not None
+            for device in allocation.devices if device.binding_conditions]
+
+
+def binding_as_dict(allocations: Iterable[ClaimAllocation | None]) -> dict[str, Any] | None:
+    """The binding conditions binding waits for, as JSON data; None when there are none."""
+    waits = binding_waits(allocations)
+    if not waits:
+        return None
+    return {"simulated": False, "note": BINDING_NOT_SIMULATED, "devices": [
+        {"claim": claim, "request": d.request, "driver": d.driver, "pool": d.pool, "device": d.device,
+         "conditions": list(d.binding_conditions), "failure_conditions": list(d.binding_failure_conditions)}
+        for claim, d in waits]}
+
+
+class TaintRuleError(ValueError):
+    """A DeviceTaintRule explain cannot apply as the scheduler would: the message names its file, the rule and the
+    field."""
+
+
+@dataclass
+class TaintedInventory:
+    """An inventory as the scheduler's allocator sees it once DeviceTaintRules are applied, and what each did."""
+
+    inventory: Inventory  # applied: the devices carry the rules' taints, and it holds no rules to apply twice
+    applied: bool  # whether the features apply DeviceTaintRules at all
+    rules: list[tuple[DeviceTaintRule, list[Device]]]  # each rule read, with the devices it taints
+    notes: list[str] = field(default_factory=list)  # devices a rule's selector errors on, which stay untainted
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"applied": self.applied, "notes": self.notes, "rules": [
+            {"name": rule.name, "source": rule.source, "taint": rule.taint.label,
+             "devices": [{"node": d.node, "driver": d.driver, "pool": d.pool, "device": d.name} for d in tainted]}
+            for rule, tainted in self.rules]}
 
 
 @dataclass(frozen=True)
@@ -118,6 +182,7 @@ class ClaimReport:
                 "node": self.solution[0],
                 "devices": [{"request": a.request + (f"/{a.subrequest}" if a.subrequest else ""),
                              "devices": [d.name for d in a.devices]} for a in self.solution[1]]},
+            "binding": binding_as_dict([self.allocation]),
         }
 
 
@@ -226,6 +291,83 @@ class Explainer:
                     prefix = f"class {class_name}: " if owner.startswith("class") else ""
                     return False, f"{prefix}selector #{index}: {term or 'false'}", None
         return True, None, None
+
+    # ------------------------------------------------------------------------------------------- device taint rules
+
+    def with_taint_rules(self, inventory: Inventory) -> TaintedInventory:
+        """The inventory as the scheduler's ResourceSlice tracker hands it to the allocator: with the features that
+        apply DeviceTaintRules, each rule's taint added to the devices it selects (`applyPatches` in
+        kubernetes/dynamic-resource-allocation@v0.34.9 and @v0.35.0 resourceslice/tracker/tracker.go: driver, pool
+        and device name; before 1.35 also the class's and the rule's CEL selectors, a device on which one errors
+        left untainted); otherwise as it is. Raises TaintRuleError for a rule it cannot apply as the scheduler
+        would."""
+        applied = self.features.device_taint_rules
+        tainted: dict[int, list[Device]] = {id(rule): [] for rule in inventory.taint_rules}
+        result = TaintedInventory(inventory, applied, [(rule, tainted[id(rule)]) for rule in inventory.taint_rules])
+        if not applied or not inventory.taint_rules:
+            return result
+        for rule in inventory.taint_rules:
+            self._check_taint_rule(rule)
+        slices: dict[int, ResourceSlice] = {}  # id of a slice a rule taints -> the slice with the taints
+        devices: dict[int, Device] = {}  # id of one of its devices -> the device of the tainted slice
+        for slice_, members in inventory.slice_members():
+            views = list(devices_of(slice_, slice_.source))
+            added = [[rule for rule in inventory.taint_rules if self._taint_rule_selects(rule, slice_, view,
+                                                                                          result.notes)]
+                     for view in views]
+            if not any(added):
+                continue
+            patched = slices[id(slice_)] = replace(slice_, devices=tuple(
+                replace(typed, taints=(*typed.taints, *(rule.taint for rule in rules)))
+                for typed, rules in zip(slice_.devices, added, strict=True)))
+            fresh = list(devices_of(patched, slice_.source))
+            devices.update((id(old), new) for old, new in zip(members, fresh, strict=False))
+            for device, rules in zip(fresh, added, strict=True):
+                for rule in rules:
+                    tainted[id(rule)].append(device)
+        result.inventory = Inventory([devices.get(id(d), d) for d in inventory.devices], list(inventory.notes),
+                                     [slices.get(id(s), s) for s in inventory.slices])
+        return result
+
+    def _check_taint_rule(self, rule: DeviceTaintRule) -> None:
+        """What the tracker would do with the rule's class and CEL selectors must be known: they select only before
+        1.35, the class must be in the inputs, and each selector must compile."""
+        where = f"{rule.source}: DeviceTaintRule {rule.name}: spec.deviceSelector"
+        written = [key for key, present in (("deviceClassName", rule.device_class is not None),
+                                            ("selectors", bool(rule.selectors))) if present]
+        if written and not self.features.taint_rule_selectors:
+            raise TaintRuleError(f"{where}.{written[0]}: only Kubernetes 1.33-1.34 (resource.k8s.io/v1alpha3) "
+                                 "select devices so; 1.35 removed the field (the API server refuses or drops it, and "
+                                 "the rule then taints every device its driver, pool and device match): select with "
+                                 "those")
+        if rule.device_class is not None and rule.device_class not in self.classes:
+            raise TaintRuleError(f"{where}.deviceClassName: DeviceClass {rule.device_class} is not in the inputs "
+                                 "(the scheduler applies no rule whose class does not exist): give the class")
+        for index, expression in enumerate(rule.selectors):
+            compiled = self._compile(expression)
+            if isinstance(compiled, CompileError):
+                raise TaintRuleError(f"{where}.selectors[{index}]: CEL compile error: {compiled.message}")
+
+    def _taint_rule_selects(self, rule: DeviceTaintRule, slice_: ResourceSlice, device: Device,
+                            notes: list[str]) -> bool:
+        """Driver, pool and device name as written, then the class's and the rule's selectors: a runtime error on
+        the device leaves it untainted, as the tracker does, and says so in `notes`."""
+        if (rule.driver is not None and rule.driver != slice_.driver
+                or rule.pool is not None and rule.pool != slice_.pool.name
+                or rule.device is not None and rule.device != device.name):
+            return False
+        stages = [(f"class {rule.device_class}: ", self.classes[rule.device_class])] if rule.device_class else []
+        for owner, expressions in [*stages, ("", list(rule.selectors))]:
+            for index, expression in enumerate(expressions):
+                matches, error = self._evaluate(expression, device)
+                if error is not None:
+                    notes.append(f"{rule.source}: DeviceTaintRule {rule.name}: {owner}selector #{index} on device "
+                                 f"{device.driver}/{device.pool}/{device.name}: {error.message}; the scheduler "
+                                 "leaves that device untainted")
+                    return False
+                if not matches:
+                    return False
+        return True
 
     # ------------------------------------------------------------------------------------------- claims
 
@@ -442,14 +584,20 @@ class Explainer:
         typed = fleet.typed.get(id(device))
         if typed is None:
             return None
+        if typed.binding_conditions and not (self.features.device_binding and self.features.device_status):
+            off = " and ".join(gate for gate, on in (("DRADeviceBindingConditions", self.features.device_binding),
+                                                     ("DRAResourceClaimDeviceStatus", self.features.device_status))
+                               if not on)
+            return f"has binding conditions ({' '.join(typed.binding_conditions)}), which {off} (off) must allow"
         if typed.consumes_counters and not self.features.partitionable_devices:
             return "consumes shared counters, which DRAPartitionableDevices (off) must allow"
         if self.features.device_taints:
-            tolerations = spec.tolerations if spec is not None else ()
-            taints = [t for t in typed.taints if not any(tolerates(toleration, t) for toleration in tolerations)]
+            taints = untolerated(typed.taints, spec.tolerations if spec is not None else ())
             if taints:
-                shown = ", ".join(f"{t.key}{'=' + t.value if t.value else ''}:{t.effect}" for t in taints)
-                return f"tainted {shown}"
+                slice_name = device.slice.name if device.slice is not None else "of the device"
+                shown = " and ".join(f"{t.label} from " + (f"DeviceTaintRule {t.rule}" if t.rule
+                                                            else f"ResourceSlice {slice_name}") for t in taints)
+                return f"taint{'s' if len(taints) > 1 else ''} {shown}, not tolerated"
         return None
 
 

@@ -3,7 +3,8 @@
 ResourceSlices are read in the v1 shape and the older v1beta1 (`devices[].basic`) and v1beta2 shapes
 (kubernetes/api@v0.34.0 resource/v1, v1beta1 and v1beta2 types.go; docs/sources.md#kubernetes-dra-api), with every
 kind of node selection (nodeName, allNodes, nodeSelector, per device). Each device keeps its typed slice, which the
-faithful allocator reads (pools, counters, taints, node selection). A synthesized fleet puts every DRA node group
+faithful allocator reads (pools, counters, taints, node selection). DeviceTaintRules read with the slices are kept
+beside them, typed, for explain to apply where the scheduler would. A synthesized fleet puts every DRA node group
 at its max size with the attributes NVIDIA's driver publishes on that instance type
 (`gpu_dra.core.facts.hardware`, each row sourced).
 """
@@ -16,7 +17,15 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from gpu_dra.core.dra.cel import device_view
-from gpu_dra.core.dra.objects import NodeSelection, ObjectError, ResourceSlice, SliceDevice, parse_slice
+from gpu_dra.core.dra.objects import (
+    DeviceTaintRule,
+    NodeSelection,
+    ObjectError,
+    ResourceSlice,
+    SliceDevice,
+    parse_slice,
+    parse_taint_rule,
+)
 from gpu_dra.core.dra.objects import Pool as SlicePool
 from gpu_dra.core.facts.hardware import INSTANCE_TYPES, InstanceType
 from gpu_dra.core.facts.nvidia import DRIVER_NAME, STANDARD_DOMAIN, published_attributes
@@ -75,6 +84,7 @@ class Inventory:
     devices: list[Device] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     slices: list[ResourceSlice] = field(default_factory=list)  # those without devices too (they count in pools)
+    taint_rules: list[DeviceTaintRule] = field(default_factory=list)  # as read: not applied to the devices
 
     def nodes(self) -> list[str]:
         """The nodes the slices name, in name order (shared slices name none)."""
@@ -150,6 +160,7 @@ def objects_in_document(document: Any) -> Iterator[Mapping[str, Any]]:
 
 
 def from_documents(source: str, documents: list[Located]) -> Inventory:
+    """The ResourceSlices and DeviceTaintRules of the documents (a kubectl List too); an error names the object."""
     inventory = Inventory()
     for document in documents:
         for obj in objects_in_document(document.data):
@@ -157,6 +168,11 @@ def from_documents(source: str, documents: list[Located]) -> Inventory:
                 slice_ = read_slice(obj, source)
                 inventory.slices.append(slice_)
                 inventory.devices.extend(devices_of(slice_, source))
+            elif obj.get("kind") == "DeviceTaintRule":
+                try:
+                    inventory.taint_rules.append(parse_taint_rule(obj, source))
+                except ObjectError as error:
+                    raise InventoryError(str(error)) from None
     return inventory
 
 

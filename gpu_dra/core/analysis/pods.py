@@ -5,9 +5,10 @@ in `spec.resourceClaims`: a `resourceClaimTemplateName` (the pod gets a claim of
 a `resourceClaimName` (a claim shared with other pods; if it is allocated already, the pod must go where its devices
 are). The claims are resolved against the input's templates and claims, each is explained on its own (the match
 report and whether it fits alone), then all are allocated together per node with the faithful core
-(`allocate_claims`, through `Explainer`), on the nodes the pod may use: its nodeName, nodeSelector, required node
-affinity and its tolerations of the nodes' taints when Node objects are in the input (gpu_dra.core.dra.scheduling);
-without them, the nodes the slices name (only nodeName is checked then, since their labels are unknown).
+(`allocate_claims`, through `Explainer`; binding conditions of the devices are reported, not simulated), on the nodes
+the pod may use: its nodeName, nodeSelector, required node affinity and its tolerations of the nodes' taints when Node
+objects are in the input (gpu_dra.core.dra.scheduling); without them, the nodes the slices name (only nodeName is
+checked then, since their labels are unknown).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gpu_dra.core.analysis.allocator import ClaimAllocation
-from gpu_dra.core.analysis.explain import ClaimReport, Explainer
+from gpu_dra.core.analysis.explain import ClaimReport, Explainer, binding_as_dict
 from gpu_dra.core.analysis.inventory import Inventory
 from gpu_dra.core.analysis.pools import Node
 from gpu_dra.core.dra.objects import ResourceClaim
@@ -83,7 +84,8 @@ class PodReport:
         return {"pod": self.pod, "kind": self.kind, "allocatable": self.allocatable, "node": self.node,
                 "nodes": self.nodes, "reason": self.reason,
                 "errors": [{"rule": e.rule, "message": e.message} for e in self.errors],
-                "claims": [c.as_dict(examples) for c in self.claims]}
+                "claims": [c.as_dict(examples) for c in self.claims],
+                "binding": binding_as_dict(c.allocation for c in self.claims)}
 
 
 def _at(obj: Any, path: Sequence[str]) -> Any:

@@ -4,8 +4,8 @@ v1beta1 nests a device's fields under `basic` and puts a request's fields on the
 the device and under `exactly` (kubernetes/api@v0.34.0 resource/v1beta1 and resource/v1 types.go). For slices,
 everything the structured allocator reads is kept: the pool with its generation and slice count, how the slice (or
 each device) selects nodes, shared counters and what each device consumes of them, device taints, capacity request
-policies, binding conditions. Readers decide
-what to do with it; a slice that has not the API's shape is an ObjectError naming the slice and the field.
+policies, binding conditions. DeviceTaintRules keep their selector and taint, each taint naming its rule. Readers
+decide what to do with it; a slice or rule that has not the API's shape is an ObjectError naming it and the field.
 DeviceClasses and claims keep the key path of every element they were read from, so lint and the policy rules
 report where a field was written.
 """
@@ -45,6 +45,13 @@ class DeviceTaint:
     key: str
     value: str
     effect: str
+    # The DeviceTaintRule that added it; "" for a taint its ResourceSlice carries. Only reports read it: the
+    # allocator sees the taint alike whichever way it came.
+    rule: str = field(default="", compare=False, repr=False)
+
+    @property
+    def label(self) -> str:
+        return f"{self.key}{'=' + self.value if self.value else ''}:{self.effect}"
 
 
 @dataclass(frozen=True)
@@ -204,6 +211,67 @@ def parse_slice(obj: Mapping[str, Any], source: str) -> ResourceSlice:
     return ResourceSlice(name, str(spec.get("driver") or ""), parsed_pool,
                          None if per_device else _node_selection(spec, f"{where}: spec"), devices, shared, source,
                          per_device)
+
+
+# --------------------------------------------------------------------------------------------- device taint rules
+
+
+@dataclass(frozen=True)
+class DeviceTaintRule:
+    """A DeviceTaintRule: its taint added to every device its selector matches, "the same effect as if the taint
+    was specified directly in the ResourceSlice by the DRA driver". Served as resource.k8s.io/v1alpha3 from 1.33
+    and v1beta2 from 1.36 (kubernetes/api@v0.34.0:resource/v1alpha3/types.go, kubernetes/api@v0.36.0:
+    resource/v1beta2/types.go). A criterion not written is None and matches every device. So does a rule without
+    `deviceSelector`: the API's comment says such a rule matches none, but the scheduler's ResourceSlice tracker
+    applies it to all (`applyPatches` in kubernetes/dynamic-resource-allocation@v0.34.9 and @v0.36.0
+    resourceslice/tracker/tracker.go), and the tracker decides. `device_class` and `selectors` (CEL) exist in
+    1.33-1.34's v1alpha3 only; 1.35 removed them (kubernetes/api@v0.35.0:resource/v1alpha3/types.go)."""
+
+    name: str
+    taint: DeviceTaint
+    source: str  # the file or "cluster" it was read from
+    driver: str | None = None
+    pool: str | None = None
+    device: str | None = None
+    device_class: str | None = None
+    selectors: tuple[str, ...] = ()
+
+
+def parse_taint_rule(obj: Mapping[str, Any], source: str) -> DeviceTaintRule:
+    """A DeviceTaintRule of any served version (v1alpha3, v1beta2); a shape the API server would not store is an
+    ObjectError naming the rule and the key."""
+    metadata = obj.get("metadata")
+    name = str(metadata.get("name", "?")) if isinstance(metadata, Mapping) else "?"
+    where = f"{source}: DeviceTaintRule {name}"
+    spec = obj.get("spec")
+    if not isinstance(spec, Mapping):
+        raise ObjectError(f"{where}: spec must be a mapping with deviceSelector and taint")
+    taint = spec.get("taint")
+    if not isinstance(taint, Mapping):
+        raise ObjectError(f"{where}: spec.taint must be a mapping with key, value and effect")
+    for key in ("key", "effect"):
+        if not isinstance(taint.get(key), str) or not taint[key]:
+            raise ObjectError(f"{where}: spec.taint.{key} must be a non-empty string")
+    value = "" if taint.get("value") is None else taint["value"]
+    if not isinstance(value, str):
+        raise ObjectError(f"{where}: spec.taint.value must be a string")
+    selector = _mapping(spec.get("deviceSelector"), f"{where}: spec.deviceSelector")
+    criteria: dict[str, str | None] = {}
+    for key in ("driver", "pool", "device", "deviceClassName"):
+        written = selector.get(key)
+        if written is not None and not isinstance(written, str):
+            raise ObjectError(f"{where}: spec.deviceSelector.{key} must be a string")
+        criteria[key] = written
+    expressions = []
+    for index, entry in enumerate(_list(selector.get("selectors"), f"{where}: spec.deviceSelector.selectors")):
+        expression = _as_mapping(_as_mapping(entry).get("cel")).get("expression")
+        if not isinstance(expression, str):
+            raise ObjectError(f"{where}: spec.deviceSelector.selectors[{index}] must be {{cel: {{expression: "
+                              "string}}")
+        expressions.append(expression)
+    return DeviceTaintRule(name, DeviceTaint(taint["key"], value, taint["effect"], name), source,
+                           criteria["driver"], criteria["pool"], criteria["device"], criteria["deviceClassName"],
+                           tuple(expressions))
 
 
 # --------------------------------------------------------------------------------------------- claims and classes
