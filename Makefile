@@ -4,8 +4,9 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 STACK ?= dev
+PACK := build/policy-pack
 
-.PHONY: preview test check pack-config bench schemas docs clean
+.PHONY: preview test check pack-config policy-pack bench schemas docs clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "gpu-dra needs Python 3.11 or newer; set PYTHON=python3.11")'
@@ -27,6 +28,13 @@ check: $(STAMP)
 
 pack-config: $(STAMP)
 	for s in dev staging prod; do $(BIN)/gpu-dra check --stack $$s --pack-config > policies/config.$$s.json; done
+
+# The CrossGuard pack as a folder that stands alone (docs/policy-pack.md), with the venv PulumiPolicy.yaml names:
+# `pulumi preview --policy-pack $(PACK) --policy-pack-config policies/config.$(STACK).json`, `pulumi policy publish`.
+policy-pack: $(STAMP)
+	$(BIN)/gpu-dra policy-pack --out $(PACK)
+	test -x $(PACK)/venv/bin/python || $(BIN)/python -m venv $(PACK)/venv
+	$(PACK)/venv/bin/python -m pip install --quiet -r $(PACK)/requirements.txt
 
 schemas: $(STAMP)
 	$(BIN)/gpu-dra schema stack > schemas/stack.schema.json
