@@ -43,16 +43,35 @@ def _responses(status: int) -> dict[str, Any]:
             "/api/v1/nodes": _listing("Node", nodes)}
 
 
+def _taint_rule(device: str) -> dict[str, Any]:
+    """A DeviceTaintRule as a list request returns it (items carry no apiVersion or kind)."""
+    return {"metadata": {"name": "gpu-maintenance"},
+            "spec": {"deviceSelector": {"driver": "gpu.nvidia.com", "pool": "ip-100-64-147-149.ec2.internal",
+                                        "device": device},
+                     "taint": {"key": "maintenance", "value": "true", "effect": "NoSchedule"}}}
+
+
 @pytest.fixture
-def api_server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Path]:
-    responses = _responses(getattr(request, "param", 200))
-    seen: list[tuple[str, str]] = []
+def api_requests() -> list[tuple[str, str]]:
+    """The (method, path) of every request the api_server fixture answered."""
+    return []
+
+
+@pytest.fixture
+def api_server(request: pytest.FixtureRequest, tmp_path: Path, api_requests: list[tuple[str, str]]) -> Iterator[Path]:
+    """The param: one HTTP status for every path served (200 by default), or {path: listing or HTTP status} added to
+    what is served. A path not served answers 404, as an API server does for a version or resource it does not
+    serve."""
+    param = getattr(request, "param", 200)
+    status, added = (param, {}) if isinstance(param, int) else (200, param)
+    responses = {**_responses(status), **added}
+    seen = api_requests
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:  # noqa: N802
             seen.append((self.command, self.path))
             body = responses.get(self.path.split("?")[0])
-            status = responses["status"] if body is not None else 404
+            status = 404 if body is None else body if isinstance(body, int) else responses["status"]
             payload = json.dumps(body if status == 200 else {"kind": "Status", "code": status}).encode()
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
@@ -98,8 +117,115 @@ def test_explain_counts_devices_allocated_to_existing_claims(api_server: Path, t
 def test_forbidden_is_a_clear_error(api_server: Path) -> None:
     result = gpu_dra("inventory", "--cluster", "--kubeconfig", str(api_server))
     assert result.returncode == 2
-    assert "HTTP 403" in result.stderr and "ClusterRole in docs/troubleshooting.md" in result.stderr
+    assert "refused GET /apis/resource.k8s.io/v1/resourceslices: HTTP 403" in result.stderr
+    assert ("the identity lacks `list` on resourceslices (API group resource.k8s.io): see the ClusterRole in "
+            "docs/troubleshooting.md" in result.stderr)
     assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("api_server", [401], indirect=True)
+def test_unauthorized_names_the_credentials_and_the_permission(api_server: Path) -> None:
+    result = gpu_dra("inventory", "--cluster", "--kubeconfig", str(api_server))
+    assert result.returncode == 2
+    assert "HTTP 401" in result.stderr and "the kubeconfig's credentials were not accepted" in result.stderr
+    assert "`list` on resourceslices (API group resource.k8s.io)" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+# --------------------------------------------------------------------------------------------- DeviceTaintRules
+
+ONE_GPU = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "one", "namespace": "ml"},
+           "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com"}}]}}}
+
+
+@pytest.mark.parametrize("api_server", [
+    {f"/apis/resource.k8s.io/{version}/devicetaintrules": _listing("DeviceTaintRule", [_taint_rule("gpu-7")])}
+    for version in ("v1", "v1beta2", "v1alpha3")], ids=["v1", "v1beta2", "v1alpha3"], indirect=True)
+def test_a_served_device_taint_rule_taints_the_device(api_server: Path, tmp_path: Path) -> None:
+    """ml/busy holds gpu-0 to gpu-6; the rule takes gpu-7, the one left, wherever the version's gates apply it."""
+    claim = tmp_path / "claim.yaml"
+    claim.write_text(yaml.safe_dump(ONE_GPU))
+    explain = ("explain", "--cluster", "--kubeconfig", str(api_server), str(claim), "--claim", "ml/one")
+    result = gpu_dra(*explain, "--kubernetes-version", "1.37")
+    assert result.returncode == 1, result.stderr
+    assert ("DeviceTaintRule gpu-maintenance (maintenance=true:NoSchedule): taints 1 device(s): "
+            "ip-100-64-147-149.ec2.internal/gpu-7" in result.stdout)
+    assert "gpu-7: taint maintenance=true:NoSchedule from DeviceTaintRule gpu-maintenance, not tolerated" \
+        in result.stdout
+    data = json.loads(gpu_dra(*explain, "--kubernetes-version", "1.37", "--format", "json").stdout)
+    assert data["taint_rules"]["applied"] is True
+    assert [(r["name"], r["source"], [d["device"] for d in r["devices"]]) for r in data["taint_rules"]["rules"]] \
+        == [("gpu-maintenance", "cluster", ["gpu-7"])]
+    off = gpu_dra(*explain, "--kubernetes-version", "1.36")  # DRADeviceTaintRules is beta and off in 1.36
+    assert off.returncode == 0, off.stdout
+    assert "DeviceTaintRule gpu-maintenance (maintenance=true:NoSchedule): not applied" in off.stdout
+
+
+@pytest.mark.parametrize("api_server", [
+    {"/apis/resource.k8s.io/v1beta2/devicetaintrules": _listing("DeviceTaintRule", [_taint_rule("gpu-7")])}],
+    indirect=True)
+def test_device_taint_rules_are_read_from_the_newest_version_served(api_server: Path,
+                                                                    api_requests: list[tuple[str, str]]) -> None:
+    result = gpu_dra("inventory", "--cluster", "--kubeconfig", str(api_server))
+    assert result.returncode == 0, result.stderr
+    assert "serves no DeviceTaintRules" not in result.stdout
+    tried = [path.split("?")[0] for _, path in api_requests if "devicetaintrules" in path]
+    assert tried == ["/apis/resource.k8s.io/v1/devicetaintrules", "/apis/resource.k8s.io/v1beta2/devicetaintrules"]
+
+
+def test_a_cluster_serving_no_device_taint_rules_works_with_a_note(api_server: Path, tmp_path: Path,
+                                                                  api_requests: list[tuple[str, str]]) -> None:
+    """The fixture serves no DeviceTaintRule version, as a 1.34 cluster without the alpha API."""
+    result = gpu_dra("inventory", "--cluster", "--kubeconfig", str(api_server))
+    assert result.returncode == 0, result.stderr
+    assert ("the API server serves no DeviceTaintRules (GET devicetaintrules in resource.k8s.io v1, v1beta2, "
+            "v1alpha3: HTTP 404), so the cluster holds none and none were read") in result.stdout
+    assert [path for _, path in api_requests if "devicetaintrules" in path] == [
+        f"/apis/resource.k8s.io/{version}/devicetaintrules" for version in ("v1", "v1beta2", "v1alpha3")]
+    claim = tmp_path / "claim.yaml"
+    claim.write_text(yaml.safe_dump(ONE_GPU))
+    explained = gpu_dra("explain", "--cluster", "--kubeconfig", str(api_server), str(claim), "--claim", "ml/one",
+                        "--kubernetes-version", "1.37")
+    assert explained.returncode == 0, explained.stdout + explained.stderr  # gpu-7 is free and untainted
+    assert "claim ml/one: allocatable on 1 node(s): ip-100-64-147-149.ec2.internal" in explained.stdout
+    assert "DeviceTaintRule" not in explained.stdout
+
+
+@pytest.mark.parametrize("api_server", [{"/apis/resource.k8s.io/v1/devicetaintrules": 403}], indirect=True)
+def test_forbidden_device_taint_rules_are_an_error_naming_the_resource_and_verb(api_server: Path) -> None:
+    """An identity bound to the ClusterRole from before DeviceTaintRules were read: an error, not a note (explain
+    would otherwise call free a device the scheduler sees tainted; see read_cluster)."""
+    result = gpu_dra("inventory", "--cluster", "--kubeconfig", str(api_server))
+    assert result.returncode == 2
+    assert ("refused GET /apis/resource.k8s.io/v1/devicetaintrules: HTTP 403 Forbidden (the identity lacks `list` "
+            "on devicetaintrules (API group resource.k8s.io): see the ClusterRole in docs/troubleshooting.md)"
+            in result.stderr)
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("api_server", [
+    {"/apis/resource.k8s.io/v1beta2/devicetaintrules": _listing("DeviceTaintRule", [_taint_rule("gpu-7")])}],
+    indirect=True)
+def test_the_documented_cluster_role_grants_exactly_what_is_read(api_server: Path,
+                                                                 api_requests: list[tuple[str, str]]) -> None:
+    """docs/troubleshooting.md's ClusterRole against the requests: every one a list (a GET of a collection), and
+    each (API group, resource) listed granted, no more."""
+    result = gpu_dra("inventory", "--cluster", "--kubeconfig", str(api_server))
+    assert result.returncode == 0, result.stderr
+    read = set()
+    for _, path in api_requests:
+        parts = path.split("?")[0].strip("/").split("/")
+        group, resource = ("", parts[2]) if parts[0] == "api" else (parts[1], parts[3])
+        assert len(parts) == (3 if parts[0] == "api" else 4), path  # a collection: RBAC's list, never get
+        read.add((group, resource))
+    text = (ROOT / "docs" / "troubleshooting.md").read_text()
+    blocks = [block.split("\n", 1)[1] for block in text.split("```yaml")[1:] if "kind: ClusterRole\n" in block]
+    role = next(doc for doc in yaml.safe_load_all(blocks[0].split("```")[0]) if doc["kind"] == "ClusterRole")
+    granted = set()
+    for rule in role["rules"]:
+        assert rule["verbs"] == ["list"], rule
+        granted |= {(group, resource) for group in rule["apiGroups"] for resource in rule["resources"]}
+    assert granted == read
 
 
 # --------------------------------------------------------------------------------------------- hostile clusters

@@ -1,9 +1,10 @@
 """Read what explain and inventory need from a live cluster, read-only, through a kubeconfig.
 
-Lists ResourceSlices, DeviceClasses and ResourceClaims (resource.k8s.io/v1) and Nodes; nothing is written. The
-ClusterRole this needs is in docs/troubleshooting.md. Each request and the kubeconfig's credential plugin have a time
-limit (`--request-timeout`): an API server that accepts and never answers, or a plugin that waits, must not hang a
-CI job. The kubernetes client gives neither a limit by default.
+Lists ResourceSlices, DeviceClasses and ResourceClaims (resource.k8s.io/v1), Nodes, and DeviceTaintRules from the
+version the API server serves them in, if any; nothing is written. The ClusterRole this needs is in
+docs/troubleshooting.md. Each request and the kubeconfig's credential plugin have a time limit (`--request-timeout`):
+an API server that accepts and never answers, or a plugin that waits, must not hang a CI job. The kubernetes client
+gives neither a limit by default.
 """
 
 from __future__ import annotations
@@ -21,10 +22,19 @@ from typing import Any
 from gpu_dra.cli.common import DEFAULT_REQUEST_TIMEOUT, cut
 from gpu_dra.core.config.models import DRA_NODE_LABEL
 
-READS = (("/apis/resource.k8s.io/v1/resourceslices", "resource.k8s.io/v1", "ResourceSlice"),
-         ("/apis/resource.k8s.io/v1/deviceclasses", "resource.k8s.io/v1", "DeviceClass"),
-         ("/apis/resource.k8s.io/v1/resourceclaims", "resource.k8s.io/v1", "ResourceClaim"),
-         ("/api/v1/nodes", "v1", "Node"))
+# What is listed, in order: (group version, resource, kind). Each is one list request, RBAC's `list` verb on the
+# resource, and docs/troubleshooting.md's ClusterRole grants exactly these and TAINT_RULES.
+READS = (("resource.k8s.io/v1", "resourceslices", "ResourceSlice"),
+         ("resource.k8s.io/v1", "deviceclasses", "DeviceClass"),
+         ("resource.k8s.io/v1", "resourceclaims", "ResourceClaim"),
+         ("v1", "nodes", "Node"))
+# DeviceTaintRules have no version every cluster serves: resource.k8s.io/v1alpha3 from 1.33, v1beta2 from 1.36, v1
+# from 1.37 (`prerelease-lifecycle-gen:introduced` in kubernetes/api@v0.34.0:resource/v1alpha3/types.go,
+# @v0.36.0:resource/v1beta2/types.go, and @v0.37.0-beta.0:resource/v1/types.go, not yet released), and an alpha or
+# beta version only where the API server enables it. The versions are tried newest first; a 404 means that one does
+# not serve them (the same objects in every version served), and none served means the cluster holds none.
+TAINT_RULES = "devicetaintrules"
+TAINT_RULE_VERSIONS = ("resource.k8s.io/v1", "resource.k8s.io/v1beta2", "resource.k8s.io/v1alpha3")
 
 
 class ClusterError(Exception):
@@ -93,8 +103,9 @@ def _kubeconfig_problem(error: Exception) -> str:
 
 def read_cluster(kubeconfig: str | None, context: str | None,
                  timeout: float | None = DEFAULT_REQUEST_TIMEOUT) -> tuple[list[dict[str, Any]], list[str]]:
-    """(objects with kind set, notes). Notes name GPU nodes that publish no ResourceSlice. `timeout`: seconds per
-    request and for the credential plugin, None for no limit."""
+    """(objects with kind set, notes). Notes name GPU nodes that publish no ResourceSlice, and say so when the API
+    server serves no DeviceTaintRules. `timeout`: seconds per request and for the credential plugin, None for no
+    limit."""
     from kubernetes import client, config
     from kubernetes.client.exceptions import ApiException
     from urllib3.exceptions import NewConnectionError
@@ -116,9 +127,26 @@ def read_cluster(kubeconfig: str | None, context: str | None,
         endpoint = cut(str(configuration.host), 100)
         api_client = client.ApiClient(configuration)
         listed: dict[str, list[dict[str, Any]]] = {}
+        rules_version = None  # the version DeviceTaintRules were listed in, None where none serves them
         try:
-            for path, _, kind in READS:
+            for api_version, resource, kind in READS:
+                path = _path(api_version, resource)
                 listed[kind] = _list(api_client, path, timeout, endpoint)
+            resource = TAINT_RULES
+            for api_version in TAINT_RULE_VERSIONS:
+                path = _path(api_version, resource)
+                try:
+                    listed["DeviceTaintRule"] = _list(api_client, path, timeout, endpoint)
+                except ApiException as error:
+                    if error.status == 404:  # this version does not serve them: try the next
+                        continue
+                    # Anything else is handled as for the other kinds. A 403 in particular is an error, not a note:
+                    # without the rules explain would call free a device the scheduler sees tainted, and the API
+                    # server authorizes a request before it looks for the resource, so a 403 does not say the
+                    # cluster has no rules. The fix is one line of the ClusterRole, which the message names.
+                    raise
+                rules_version = api_version
+                break
         except (_Stalled, RequestTimeout) as error:
             if isinstance(error, NewConnectionError):  # urllib3 files a refused connection under timeouts
                 raise ClusterError(f"cannot reach the API server at {endpoint}: {cut(str(error))}") from None
@@ -131,8 +159,7 @@ def read_cluster(kubeconfig: str | None, context: str | None,
                 raise ClusterError(f"kubeconfig {source}: {cut(plugins.messages[0])}") from None
             if not error.status:  # TLS and other failures before any answer
                 raise ClusterError(f"cannot reach the API server at {endpoint}: {cut(str(error.reason))}") from None
-            hint = (" (the identity lacks read access: see the ClusterRole in docs/troubleshooting.md)"
-                    if error.status in (401, 403) else "")
+            hint = _refusal_hint(error.status, api_version, resource)
             raise ClusterError(f"the API server at {endpoint} refused GET {path}: HTTP {error.status} "
                                f"{cut(str(error.reason), 100)}{hint}") from None
         except ClusterError:
@@ -143,7 +170,10 @@ def read_cluster(kubeconfig: str | None, context: str | None,
         finally:
             api_client.close()
     objects = [{"apiVersion": api_version, "kind": kind, **item}
-               for _, api_version, kind in READS[:3] for item in listed[kind]]
+               for api_version, _, kind in READS if kind != "Node" for item in listed[kind]]
+    if rules_version is not None:
+        objects += [{"apiVersion": rules_version, "kind": "DeviceTaintRule", **item}
+                    for item in listed["DeviceTaintRule"]]
     publishing = {_mapping(o.get("spec")).get("nodeName") for o in objects if o["kind"] == "ResourceSlice"}
     key, value = DRA_NODE_LABEL
     notes = []
@@ -152,7 +182,28 @@ def read_cluster(kubeconfig: str | None, context: str | None,
         if _mapping(meta.get("labels")).get(key) == value and meta.get("name") not in publishing:
             notes.append(f"node {cut(str(meta.get('name')), 100)} is labelled {key}={value} but publishes no "
                          "ResourceSlice: is the DRA kubelet plugin running there?")
+    if rules_version is None:
+        versions = ", ".join(v.rpartition("/")[2] for v in TAINT_RULE_VERSIONS)
+        notes.append(f"the API server serves no DeviceTaintRules (GET {TAINT_RULES} in resource.k8s.io {versions}: "
+                     "HTTP 404), so the cluster holds none and none were read")
     return objects, notes
+
+
+def _path(api_version: str, resource: str) -> str:
+    """The list path of a resource: /api/v1/nodes for the core group, /apis/<group>/<version>/<resource> else."""
+    return f"/apis/{api_version}/{resource}" if "/" in api_version else f"/api/{api_version}/{resource}"
+
+
+def _refusal_hint(status: int, api_version: str, resource: str) -> str:
+    """What a 401 or 403 means for the list request of `resource`: the permission it needs, named as RBAC does."""
+    group = api_version.rpartition("/")[0]
+    what = f"`list` on {resource} ({f'API group {group}' if group else 'the core API group'})"
+    if status == 403:
+        return f" (the identity lacks {what}: see the ClusterRole in docs/troubleshooting.md)"
+    if status == 401:
+        return (f" (the kubeconfig's credentials were not accepted: renew them; the identity then needs {what}, as "
+                "the ClusterRole in docs/troubleshooting.md grants)")
+    return ""
 
 
 def _list(api_client: Any, path: str, timeout: float | None, endpoint: str) -> list[dict[str, Any]]:
