@@ -11,10 +11,18 @@ import pulumi_kubernetes as k8s
 
 from gpu_dra.core.config import nvidia_driver
 from gpu_dra.core.config.models import StackConfig
-from gpu_dra.core.render import charts
+from gpu_dra.core.render import charts, names
 
 # The plugins run privileged pods (device access); clusters that enforce Pod Security need this label.
 PRIVILEGED_NAMESPACE = {"pod-security.kubernetes.io/enforce": "privileged", "app.kubernetes.io/managed-by": "gpu-dra"}
+
+
+def drop_extended_resource_name(args: pulumi.ResourceTransformArgs) -> pulumi.ResourceTransformResult | None:
+    """The chart's rendered DeviceClasses without the field the cluster would drop (charts.py says why); a transform
+    on the Chart reaches the objects it renders: "Transforms support modifying child resources of packaged components"
+    (https://www.pulumi.com/docs/iac/concepts/options/transformations/)."""
+    props = charts.without_extended_resource_name(args.type_, args.props)
+    return None if props is None else pulumi.ResourceTransformResult(props=props, opts=args.opts)
 
 
 class GpuDrivers(pulumi.ComponentResource):
@@ -28,12 +36,16 @@ class GpuDrivers(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self))
         # Waits for its namespace and the node groups its pods run on (controller: system; plugins: GPU groups).
         after = pulumi.ResourceOptions(parent=self, depends_on=[namespace, *node_groups])
+        dra_chart = after
+        if charts.drops_extended_resource_name(config):
+            dra_chart = pulumi.ResourceOptions.merge(after, pulumi.ResourceOptions(
+                transforms=[drop_extended_resource_name]))
         k8s.helm.v4.Chart(
-            "nvidia-dra-driver", chart=nvidia_driver.chart_reference(settings), version=settings.version,
-            namespace=settings.namespace, values=charts.dra_chart_values(config), opts=after)
+            names.DRA_DRIVER_CHART, chart=nvidia_driver.chart_reference(settings), version=settings.version,
+            namespace=settings.namespace, values=charts.dra_chart_values(config), opts=dra_chart)
         if charts.device_plugin_needed(config):
             k8s.helm.v4.Chart(
-                "nvidia-device-plugin", chart=charts.DEVICE_PLUGIN_CHART, version=charts.DEVICE_PLUGIN_VERSION,
+                names.DEVICE_PLUGIN_CHART, chart=charts.DEVICE_PLUGIN_CHART, version=charts.DEVICE_PLUGIN_VERSION,
                 repository_opts={"repo": charts.DEVICE_PLUGIN_REPOSITORY}, namespace=settings.namespace,
                 values=charts.device_plugin_values(config), opts=after)
         self.register_outputs({})

@@ -1,68 +1,123 @@
-"""The CrossGuard shell: every rule of `gpu_dra.core.policy` as a pulumi_policy StackValidationPolicy.
+"""The CrossGuard shell: each rule of `gpu_dra.core.policy` as a pulumi_policy policy of its kind.
 
-Stack policies, because every rule's context (Kubernetes version, platform, environment, chart) comes from the
-stack's own resources. Constructing these objects starts nothing; only `PolicyPack(...)` in policies/__main__.py
-does. `gpu-dra check` runs the same `findings` offline and renders them itself (file and line, JSON, SARIF).
+A resource rule becomes a `ResourceValidationPolicy` (it judges a resource's inputs before the resource is created
+or changed, in preview and in up); a stack rule becomes a `StackValidationPolicy` (it judges every resource's
+outputs after the preview or update). The engine's properties reach the rules through a read-only view that hands
+over `UNKNOWN` for a value not known yet instead of raising: pulumi_policy raises UnknownValueError on the first
+unknown read, and turns it into one "can't run policy ... during preview" for the whole policy (pulumi_policy 1.21
+policy.py Analyze/AnalyzeStack), so a rule would stop at a value it does not even need.
+
+A check a rule skips for an unknown value is reported with `args.not_applicable(reason)` after its violations, once
+per resource (resource policies) or per stack (stack policies), naming the values. `gpu-dra check` runs this pack
+through pulumi_policy's own analyzer service and collects the findings with `collecting()`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextvars import ContextVar
+from typing import Any
 
 from pulumi_policy import (
     EnforcementLevel,
+    Policy,
     PolicyConfigSchema,
     PolicyResource,
     ReportViolation,
+    ResourceValidationArgs,
+    ResourceValidationPolicy,
     StackValidationArgs,
     StackValidationPolicy,
 )
+from pulumi_policy.proxy import UnknownValueError
 
 from gpu_dra.core import policy
-from gpu_dra.core.data import plain
-from gpu_dra.core.findings import Finding
+from gpu_dra.core.data import UNKNOWN, plain
+from gpu_dra.core.findings import NOT_JUDGED, Finding
 
 CONTEXT_SCHEMA = PolicyConfigSchema(properties={
-    "kubernetesVersion": {"type": "string", "description": "Used when no EKS cluster resource says it"},
+    "kubernetesVersion": {"type": "string"},
     "platform": {"type": "string", "enum": ["eks", "existing"]},
     "featureGates": {"type": "object", "additionalProperties": {"type": "boolean"}},
     "environment": {"type": "string", "enum": ["dev", "staging", "prod"]},
     "chart": {"type": "string"},
     "chartVersion": {"type": "string"},
+    "driverGates": {"type": "object", "additionalProperties": {"type": "boolean"}},
+    "chartValues": {"type": "object", "description": "The DRA driver chart values the rules judge"},
+    "deviceClasses": {"type": "object", "description": "The stack's DeviceClasses: name -> CEL selectors",
+                      "additionalProperties": {"type": "array", "items": {"type": "string"}}},
     "today": {"type": "string", "description": "ISO date, for support-window checks (default: today)"},
 })
 LEVELS = {policy.ADVISORY: EnforcementLevel.ADVISORY, policy.MANDATORY: EnforcementLevel.MANDATORY,
           "disabled": EnforcementLevel.DISABLED}
 
 
-def resources_of(resources: list[PolicyResource]) -> list[policy.Resource]:
-    return [policy.Resource(r.resource_type, r.name, r.urn, plain(r.props), bool(getattr(r.opts, "protect", False)))
-            for r in resources]
+class _Props(Mapping[str, Any]):
+    """A resource's properties as the engine sent them, read lazily; an unknown value reads as UNKNOWN."""
+
+    def __init__(self, proxy: Mapping[str, Any]):
+        self._proxy = proxy
+
+    def __getitem__(self, key: str) -> Any:
+        try:
+            return _view(self._proxy[key])
+        except UnknownValueError:
+            return UNKNOWN
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._proxy)
+
+    def __len__(self) -> int:
+        return len(self._proxy)
 
 
-class _LastStack:
-    """The resources of the stack last converted, so that each is converted (and its claim parsed) once per stack,
-    not once per rule: `gpu-dra check` hands every rule's args the same list. The engine builds a fresh list for each
-    policy (pulumi_policy's AnalyzeStack), so there each policy converts its own. The list is held, not keyed by
-    id(): while it is compared against it cannot be freed and its id reused."""
+class _Items(Sequence[Any]):
+    def __init__(self, proxy: Sequence[Any]):
+        self._proxy = proxy
 
-    def __init__(self) -> None:
-        self._source: list[PolicyResource] | None = None
-        self._converted: list[policy.Resource] = []
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        try:
+            return _view(self._proxy[index])
+        except UnknownValueError:
+            return UNKNOWN
 
-    def resources(self, args: StackValidationArgs) -> list[policy.Resource]:
-        if args.resources is not self._source:
-            self._source, self._converted = args.resources, resources_of(args.resources)
-        return self._converted
-
-
-_last_stack = _LastStack()
+    def __len__(self) -> int:
+        return len(self._proxy)
 
 
-def findings(rule: policy.Rule, args: StackValidationArgs) -> list[Finding]:
-    """What the rule finds in the stack the engine hands over, with the policy's config."""
-    resources = _last_stack.resources(args)
-    return rule.run(resources, policy.context_from(resources, plain(args.get_config() or {})))
+def _view(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return _Props(value)
+    if isinstance(value, Sequence) and not isinstance(value, (str, bytes)):
+        return _Items(value)
+    return value
+
+
+def _resource(type_: str, name: str, urn: str, props: Mapping[str, Any], opts: Any) -> policy.Resource:
+    return policy.Resource(type_, name, urn, _Props(props), bool(getattr(opts, "protect", False)),
+                           str(getattr(opts, "parent", "") or ""))
+
+
+def _stack_resources(resources: list[PolicyResource]) -> list[policy.Resource]:
+    return [_resource(r.resource_type, r.name, r.urn, r.props, r.opts) for r in resources]
+
+
+_collected: ContextVar[list[Finding] | None] = ContextVar("gpu_dra_collected", default=None)
+
+
+@contextlib.contextmanager
+def collecting() -> Iterator[list[Finding]]:
+    """Every finding the pack's policies make while inside, violations and skipped checks, as the rules made them
+    (`gpu-dra check` places them on file lines; the analyzer's response holds only their text)."""
+    found: list[Finding] = []
+    token = _collected.set(found)
+    try:
+        yield found
+    finally:
+        _collected.reset(token)
 
 
 def violation_message(finding: Finding) -> str:
@@ -73,16 +128,51 @@ def violation_message(finding: Finding) -> str:
     return f"{text.rstrip('.')}. Fix: {finding.fix}" if finding.fix else text
 
 
-def _validator(rule: policy.Rule) -> Callable[[StackValidationArgs, ReportViolation], None]:
-    def validate(args: StackValidationArgs, report: ReportViolation) -> None:
-        for finding in findings(rule, args):
+def _skipped_reason(skipped: list[Finding]) -> str:
+    return "; ".join(f"{f.object.rsplit('::', 1)[-1]}: {f.message}" if f.object else f.message for f in skipped)
+
+
+def _report(found: list[Finding], report: ReportViolation, not_applicable: Callable[[str], None]) -> None:
+    collected = _collected.get()
+    if collected is not None:
+        collected.extend(found)
+    for finding in found:
+        if finding.severity != NOT_JUDGED:
             report(violation_message(finding), finding.object or None)
+    skipped = [f for f in found if f.severity == NOT_JUDGED]
+    if skipped:
+        not_applicable(_skipped_reason(skipped))  # raises: after the violations, which are already reported
+
+
+def _context(config: Mapping[str, Any] | None) -> policy.Context:
+    return policy.context_from(plain(config or {}))
+
+
+def _resource_validator(rule: policy.Rule) -> Callable[[ResourceValidationArgs, ReportViolation], None]:
+    def validate(args: ResourceValidationArgs, report: ReportViolation) -> None:
+        resource = _resource(args.resource_type, args.name, args.urn, args.props, args.opts)
+        _report(rule.check(resource, _context(args.get_config())), report, args.not_applicable)
     return validate
 
 
-def policies(environment: str = "dev") -> list[StackValidationPolicy]:
+def _stack_validator(rule: policy.Rule) -> Callable[[StackValidationArgs, ReportViolation], None]:
+    def validate(args: StackValidationArgs, report: ReportViolation) -> None:
+        found = rule.check(_stack_resources(args.resources), _context(args.get_config()))
+        _report(found, report, args.not_applicable)
+    return validate
+
+
+def policies(environment: str = "dev") -> list[Policy]:
     """One policy per rule; static enforcement is the environment's default (pack config may override it)."""
-    return [StackValidationPolicy(name=rule.name, description=rule.description, validate=_validator(rule),
-                                  enforcement_level=LEVELS[policy.default_enforcement(rule, environment)],
-                                  config_schema=CONTEXT_SCHEMA)
-            for rule in policy.RULES]
+    out: list[Policy] = []
+    for rule in policy.RULES:
+        level = LEVELS[policy.default_enforcement(rule, environment)]
+        if rule.stack:
+            out.append(StackValidationPolicy(name=rule.name, description=rule.description,
+                                             validate=_stack_validator(rule), enforcement_level=level,
+                                             config_schema=CONTEXT_SCHEMA))
+        else:
+            out.append(ResourceValidationPolicy(name=rule.name, description=rule.description,
+                                                validate=_resource_validator(rule), enforcement_level=level,
+                                                config_schema=CONTEXT_SCHEMA))
+    return out

@@ -1,10 +1,14 @@
-"""A minimal valid stack's resources in the engine's shape (camelCase props, numbers as floats), and helpers to
-change one field of it and run every rule: the happy path the policy tests mutate, one field per case.
+"""A minimal valid stack as the program registers it (component inputs, camelCase, numbers as floats), and helpers
+to change one field of it and run every rule the way the Pulumi engine runs the pack: the registrations become the
+engine's requests (gpu_dra.core.facts.engine_shapes: remote components with no inputs, their children, outputs), and
+pulumi-policy's analyzer service answers them with the pack's policies (gpu_dra.cli.check.analyze). The happy path
+the policy tests mutate, one field per case.
 
 By default the stack is a production one (so eks-hardening and no-alpha-in-production are active) on EKS 1.34: an
 encrypted, private, protected cluster; a protected L40S node group for DRA and one still on NVIDIA's device plugin,
 each plugin's chart kept off the other's nodes; the pinned DRA driver chart; a DeviceClass; an `inference` team with
 a quota and a claim template for that class; an `ops` team labelled for admin access whose template uses it.
+The pack config is derived from the registrations as `gpu-dra check --pack-config` derives it from a stack.
 """
 
 from __future__ import annotations
@@ -14,9 +18,12 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from gpu_dra.cli import check
+from gpu_dra.cli.offline import mock_outputs
 from gpu_dra.core import policy
+from gpu_dra.core.facts import gates
+from gpu_dra.core.facts.engine_shapes import EngineResource, Registered, engine_view
 from gpu_dra.core.findings import Finding
-from gpu_dra.core.policy import Resource
 from gpu_dra.core.render.manifests import ADMIN_ACCESS_LABEL
 
 from .conftest import named
@@ -46,8 +53,10 @@ def urn(type_: str, name: str) -> str:
     return f"urn:pulumi:{STACK}::gpu-dra::{type_}::{name}"
 
 
-def resource(type_: str, name: str, props: Mapping[str, Any], protect: bool = False) -> Resource:
-    return Resource(type_, name, urn(type_, name), copy.deepcopy(dict(props)), protect)
+def resource(type_: str, name: str, props: Mapping[str, Any], protect: bool = False) -> Registered:
+    """A registration as the mock run records it: its inputs, and the outputs the mocks invent."""
+    inputs = copy.deepcopy(dict(props))
+    return Registered(type_, name, urn(type_, name), "", protect, inputs, mock_outputs(type_, name, inputs))
 
 
 def _meta(name: str, namespace: str | None = None, labels: Mapping[str, str] | None = None) -> dict[str, Any]:
@@ -67,7 +76,7 @@ def _quota(namespace: str, hard: Mapping[str, str]) -> dict[str, Any]:
             "spec": {"hard": dict(hard)}}
 
 
-def happy_resources(environment: str = "prod", kubernetes_version: str = "1.34") -> list[Resource]:
+def happy_resources(environment: str = "prod", kubernetes_version: str = "1.34") -> list[Registered]:
     """Resources every rule passes: each test changes one field of them."""
     return [
         resource(CLUSTER, "gpu-prod", {
@@ -77,6 +86,8 @@ def happy_resources(environment: str = "prod", kubernetes_version: str = "1.34")
         resource(LAUNCH_TEMPLATE, "gpu-prod-l40s", {"metadataOptions": {"httpTokens": "required",
                                                                         "httpPutResponseHopLimit": 2.0}}),
         resource(NODE_GROUP, "gpu-prod-l40s", {
+            "cluster": urn(CLUSTER, "gpu-prod"), "nodeGroupNamePrefix": "gpu-prod-l40s-",
+            "launchTemplate": {"id": "gpu-prod-l40s-id", "version": "1"},
             "version": kubernetes_version, "instanceTypes": ["g6e.xlarge"], "amiType": "AL2023_x86_64_NVIDIA",
             "scalingConfig": {"minSize": 0.0, "desiredSize": 1.0, "maxSize": 2.0},
             "labels": {"nvidia.com/gpu.present": "true", "gpu-dra.io/node-group": "l40s",
@@ -84,6 +95,7 @@ def happy_resources(environment: str = "prod", kubernetes_version: str = "1.34")
             "taints": [dict(GPU_TAINT)]}, protect=True),
         # A group still on NVIDIA's device plugin during migration: no DRA label, no GPU taint.
         resource(NODE_GROUP, "gpu-prod-legacy-a10g", {
+            "cluster": urn(CLUSTER, "gpu-prod"), "nodeGroupNamePrefix": "gpu-prod-legacy-a10g-",
             "version": kubernetes_version, "instanceTypes": ["g5.xlarge"], "amiType": "AL2023_x86_64_NVIDIA",
             "scalingConfig": {"minSize": 0.0, "desiredSize": 1.0, "maxSize": 2.0},
             "labels": {"gpu-dra.io/node-group": "legacy-a10g", "gpu-dra.io/allocation": "device-plugin",
@@ -139,8 +151,9 @@ def _step(node: Any, segment: str) -> Any:
     return node[segment]
 
 
-def find(resources: Sequence[Resource], target: str) -> Resource:
-    """The resource `Kind/name`: the last part of its Pulumi type and its Pulumi name, e.g. Chart/nvidia-dra-driver."""
+def find(resources: Sequence[Any], target: str) -> Any:
+    """The registration or engine resource `Kind/name`: the last part of its Pulumi type and its Pulumi name, e.g.
+    Chart/nvidia-dra-driver, NodeGroup/gpu-prod-l40s (the child pulumi-eks registers)."""
     kind, _, name = target.partition("/")
     found = [r for r in resources if r.type.rsplit(":", 1)[-1] == kind and r.name == name]
     if len(found) != 1:
@@ -148,12 +161,12 @@ def find(resources: Sequence[Resource], target: str) -> Resource:
     return found[0]
 
 
-def mutate(resources: Sequence[Resource], target: str, path: Sequence[str] = (), value: Any = DELETE, *,
-           protect: bool | None = None) -> list[Resource]:
-    """A copy of `resources` with one field of `target` set to `value` (or removed with DELETE), or its protect flag
-    changed. Missing mappings along the path are created."""
+def mutate(resources: Sequence[Registered], target: str, path: Sequence[str] = (), value: Any = DELETE, *,
+           protect: bool | None = None) -> list[Registered]:
+    """A copy of `resources` with one input of `target` set to `value` (or removed with DELETE), or its protect flag
+    changed. Missing mappings along the path are created; the mocks' outputs follow the inputs."""
     old = find(resources, target)
-    props = copy.deepcopy(dict(old.props))
+    props = copy.deepcopy(dict(old.inputs))
     if path:
         node: Any = props
         for segment in path[:-1]:
@@ -164,11 +177,12 @@ def mutate(resources: Sequence[Resource], target: str, path: Sequence[str] = (),
             del node[path[-1]]
         else:
             node[path[-1]] = copy.deepcopy(value)
-    new = dataclasses.replace(old, props=props, protect=old.protect if protect is None else protect)
+    new = dataclasses.replace(old, inputs=props, outputs=mock_outputs(old.type, old.name, props),
+                              protect=old.protect if protect is None else protect)
     return [new if r is old else r for r in resources]
 
 
-def remove(resources: Sequence[Resource], target: str) -> list[Resource]:
+def remove(resources: Sequence[Registered], target: str) -> list[Registered]:
     """A copy of `resources` without `target`."""
     old = find(resources, target)
     return [r for r in resources if r is not old]
@@ -177,15 +191,55 @@ def remove(resources: Sequence[Resource], target: str) -> list[Resource]:
 # ------------------------------------------------------------------------------------------------ running rules
 
 
-def run_rules(resources: Sequence[Resource], config: Mapping[str, Any] | None = None) -> dict[str, list[Finding]]:
-    """Every rule of `policy.RULES` on the resources, as gpu_dra.policypack runs them: {rule id: findings}, silent
-    rules left out."""
-    resources = list(resources)
-    context = policy.context_from(resources, {**CONFIG, **(config or {})})
-    found = {rule.name: rule.run(resources, context) for rule in policy.RULES}
-    return {name: findings for name, findings in found.items() if findings}
+def _dra_chart(resources: Sequence[Registered]) -> Registered | None:
+    return next((r for r in resources if r.type == CHART and r.name == "nvidia-dra-driver"), None)
 
 
-def violations(resources: Sequence[Resource], config: Mapping[str, Any] | None = None) -> dict[str, list[str]]:
+def pack_config_of(resources: Sequence[Registered], overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The pack config `gpu-dra check --stack S --pack-config` would write for a stack declaring these resources."""
+    cluster = next(r for r in resources if r.type == CLUSTER)
+    chart = _dra_chart(resources)
+    values = dict(chart.inputs.get("values") or {}) if chart else {}
+    context: dict[str, Any] = {
+        "kubernetesVersion": cluster.inputs.get("version", "1.34"), "platform": "eks",
+        "environment": (cluster.inputs.get("tags") or {}).get("gpu-dra.io/environment", "dev"),
+        "chart": str(chart.inputs.get("chart", "")).rsplit("/", 1)[-1] if chart else "dra-driver-nvidia-gpu",
+        "chartVersion": str(chart.inputs.get("version", "")) if chart else "0.4.1",
+        "driverGates": dict(values.get("featureGates") or {}),
+        "chartValues": {k: values[k] for k in ("gpuResourcesEnabledOverride", "nvidiaDriverRoot") if k in values},
+        "deviceClasses": {r.inputs["metadata"]["name"]: [s["cel"]["expression"] for s in r.inputs["spec"]["selectors"]]
+                          for r in resources if r.type == DEVICE_CLASS},
+        **CONFIG, **(overrides or {}),
+    }
+    return {rule.name: {"enforcementLevel": policy.default_enforcement(rule, context["environment"]), **context}
+            for rule in policy.RULES}
+
+
+def engine(resources: Sequence[Registered], first_preview: bool = False) -> list[EngineResource]:
+    """What the engine sends for these registrations, the program's chart transform applied where it registers it
+    (DRAExtendedResource off)."""
+    cluster = next(r for r in resources if r.type == CLUSTER)
+    transform = not gates.enabled("DRAExtendedResource", str(cluster.inputs.get("version", "1.34")), "eks")
+    return check.transformed(engine_view(resources, first_preview), transform)
+
+
+def analyze(resources: Sequence[Registered], config: Mapping[str, Any] | None = None,
+            first_preview: bool = False) -> check.Analysis:
+    """Every policy of the pack on these resources, through pulumi-policy's analyzer service."""
+    configured = pack_config_of(resources, config)
+    environment = next(iter(configured.values()))["environment"]
+    return check.analyze(engine(resources, first_preview), configured, environment)
+
+
+def run_rules(resources: Sequence[Registered], config: Mapping[str, Any] | None = None,
+              first_preview: bool = False) -> dict[str, list[Finding]]:
+    """{rule id: findings} of the rules that found something (violations and checks not judged)."""
+    found: dict[str, list[Finding]] = {}
+    for finding in analyze(resources, config, first_preview).findings:
+        found.setdefault(finding.rule, []).append(finding)
+    return found
+
+
+def violations(resources: Sequence[Registered], config: Mapping[str, Any] | None = None) -> dict[str, list[str]]:
     """{rule id: messages} of every rule that fires."""
     return {rule: [f.message for f in findings] for rule, findings in run_rules(resources, config).items()}

@@ -231,3 +231,31 @@ def test_dynamic_mig_follows_the_clusters_partitionable_devices_gate() -> None:
     assert gates.enabled("DRAPartitionableDevices", "1.35", "existing", {"DRAPartitionableDevices": True})
     assert not gates.enabled("DRAPartitionableDevices", "1.35", "eks", {"DRAPartitionableDevices": True})
     assert gates.enabled("DRAPartitionableDevices", "1.36", "eks")
+
+
+@pytest.mark.parametrize("stack,dropped", [("dev", True), ("staging", False), ("prod", True)])
+def test_the_chart_loses_extended_resource_name_where_the_gate_is_off(stack: str, dropped: bool) -> None:
+    """dev (1.34) and prod (1.35) run DRAExtendedResource off: the program puts a transform on the DRA chart, so its
+    gpu.nvidia.com class is registered without the field the API server would drop; staging (1.36) keeps it."""
+    run = program(stack)
+    chart, = (r for r in run.resources if r.type == "kubernetes:helm.sh/v4:Chart" and r.name == "nvidia-dra-driver")
+    assert chart.transforms == (1 if dropped else 0)
+
+
+def test_the_transform_drops_only_a_device_class_extended_resource_name() -> None:
+    import pulumi
+
+    from components.driver import drop_extended_resource_name
+
+    def transformed(type_: str, props: dict[str, Any]) -> Any:
+        args = pulumi.ResourceTransformArgs(True, type_, "nvidia-dra-driver:gpu.nvidia.com", props,
+                                            pulumi.ResourceOptions())
+        result = drop_extended_resource_name(args)
+        return None if result is None else result.props
+
+    device_class = {"metadata": {"name": "gpu.nvidia.com"},
+                    "spec": {"selectors": [{"cel": {"expression": "true"}}], "extendedResourceName": "nvidia.com/gpu"}}
+    assert transformed(charts.DEVICE_CLASS_TYPE, device_class) == {
+        "metadata": {"name": "gpu.nvidia.com"}, "spec": {"selectors": [{"cel": {"expression": "true"}}]}}
+    assert transformed("kubernetes:apps/v1:DaemonSet", {"spec": {"extendedResourceName": "x"}}) is None
+    assert transformed(charts.DEVICE_CLASS_TYPE, {"spec": {"selectors": []}}) is None

@@ -1,6 +1,8 @@
-"""The policy pack. Each rule on a happy-path stack's resources (tests/policy_builders.py) with one field changed:
-that rule, and only that rule, reports it, on the resource and at the props path it names. Then the repo's own
-stacks, run as the engine runs them, pass; and rules read the resource types of a real preview.
+"""The policy pack, run as the Pulumi engine runs it: registrations become the engine's requests (remote
+components with no inputs, their children, outputs; gpu_dra.core.facts.engine_shapes) and pulumi-policy's analyzer
+service answers them. Each rule on a happy-path stack (tests/policy_builders.py) with one field changed: that rule,
+and only that rule, reports it, on the resource the engine holds and at the props path it names. Then the repo's own
+stacks pass.
 
 Rules return Findings: tests assert their rule, object (URN) and path, never words parsed out of a message.
 """
@@ -14,26 +16,25 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import pytest
-from pulumi_policy import StackValidationArgs
 
-from gpu_dra import policypack
-from gpu_dra.cli.check import Verdict, _policy_resources, as_sarif, check_stack, pack_config
+from gpu_dra.cli import check
+from gpu_dra.cli.check import Verdict, as_sarif, check_stack, pack_config
 from gpu_dra.cli.offline import ProgramRun, Registration, run_program
 from gpu_dra.core import policy
 from gpu_dra.core.analysis.explain import Explainer
-from gpu_dra.core.config.loader import load_stack, stack_values
+from gpu_dra.core.config.loader import build_stack, load_stack, stack_values
+from gpu_dra.core.facts.engine_shapes import Registered
 from gpu_dra.core.findings import ERROR, Finding
-from gpu_dra.core.policy import Resource
+from gpu_dra.core.policy import selectors as selector_rules
 from gpu_dra.core.render.manifests import ADMIN_ACCESS_LABEL
-from gpu_dra.policypack import findings, policies, violation_message
+from gpu_dra.policypack import violation_message
 
 from .conftest import ROOT, STACKS, Project, named
 from .policy_builders import (
-    CLUSTER,
-    DAEMON_SET,
     DELETE,
     L40S_SELECTOR,
-    NODE_GROUP,
+    analyze,
+    engine,
     find,
     happy_resources,
     mutate,
@@ -52,6 +53,7 @@ SELECTOR_AT = "selectors[0].cel.expression"
 CLASS = "DeviceClass/deviceclass-gpu-l40s"
 DRA_CHART = "Chart/nvidia-dra-driver"
 PLUGIN_CHART = "Chart/nvidia-device-plugin"
+EKS_CLUSTER = "Cluster/gpu-prod-eksCluster"  # the aws:eks/cluster:Cluster pulumi-eks registers for Cluster/gpu-prod
 
 
 def selectors(*expressions: str) -> list[dict[str, Any]]:
@@ -63,7 +65,7 @@ def time_slicing() -> list[dict[str, Any]]:
         "apiVersion": "resource.nvidia.com/v1beta1", "kind": "GpuConfig", "sharing": {"strategy": "TimeSlicing"}}}}]
 
 
-Change = Callable[[list[Resource]], list[Resource]]
+Change = Callable[[list[Registered]], list[Registered]]
 
 
 class Case(NamedTuple):
@@ -124,10 +126,9 @@ CASES = [
         r, CLASS, ("spec", "extendedResourceName"), "nvidia.com/gpu"), CLASS, "spec.extendedResourceName",
          kubernetes_version="1.36"),
     case("the device plugin on its chart defaults", "no-device-plugin-on-dra-nodes", lambda r: mutate(
-        r, PLUGIN_CHART, ("values",), {"nvidiaDriverRoot": "/"}), "ManagedNodeGroup/gpu-prod-l40s", ""),
+        r, PLUGIN_CHART, ("values",), {"nvidiaDriverRoot": "/"}), "NodeGroup/gpu-prod-l40s", ""),
     case("the kubelet plugin on its chart defaults", "no-device-plugin-on-dra-nodes", lambda r: mutate(
-        r, DRA_CHART, ("values", "kubeletPlugin", "nodeSelector"), DELETE), "ManagedNodeGroup/gpu-prod-legacy-a10g",
-         ""),
+        r, DRA_CHART, ("values", "kubeletPlugin", "nodeSelector"), DELETE), "NodeGroup/gpu-prod-legacy-a10g", ""),
     case("no chart version", "dra-driver-chart-pinned", lambda r: mutate(r, DRA_CHART, ("version",), DELETE),
          DRA_CHART, "version"),
     case("gpuResourcesEnabledOverride off", "dra-driver-chart-pinned", lambda r: mutate(
@@ -149,27 +150,28 @@ CASES = [
         r, "ResourceQuota/inference-quota", ("spec", "hard", "gpu-l40s.deviceclass.resource.k8s.io/devices"),
         DELETE), TEMPLATE, f"{REQUEST_AT}.deviceClassName"),
     case("an unprotected cluster", "eks-hardening", lambda r: mutate(r, "Cluster/gpu-prod", protect=False),
-         "Cluster/gpu-prod", ""),
+         EKS_CLUSTER, ""),
     case("a public endpoint without CIDRs", "eks-hardening", lambda r: mutate(
-        r, "Cluster/gpu-prod", ("endpointPublicAccess",), True), "Cluster/gpu-prod", "endpointPublicAccess"),
+        r, "Cluster/gpu-prod", ("endpointPublicAccess",), True), EKS_CLUSTER, "vpcConfig.endpointPublicAccess"),
     case("no secrets encryption", "eks-hardening", lambda r: mutate(
-        r, "Cluster/gpu-prod", ("encryptionConfigKeyArn",), DELETE), "Cluster/gpu-prod", "encryptionConfigKeyArn"),
+        r, "Cluster/gpu-prod", ("encryptionConfigKeyArn",), DELETE), EKS_CLUSTER, "encryptionConfig"),
     case("IMDSv1 allowed", "eks-hardening", lambda r: mutate(
         r, "LaunchTemplate/gpu-prod-l40s", ("metadataOptions", "httpTokens"), "optional"),
          "LaunchTemplate/gpu-prod-l40s", "metadataOptions.httpTokens"),
     case("an unprotected DRA group", "eks-hardening", lambda r: mutate(
-        r, "ManagedNodeGroup/gpu-prod-l40s", protect=False), "ManagedNodeGroup/gpu-prod-l40s", ""),
+        r, "ManagedNodeGroup/gpu-prod-l40s", protect=False), "NodeGroup/gpu-prod-l40s", ""),
     case("an unprotected device-plugin group", "eks-hardening", lambda r: mutate(
-        r, "ManagedNodeGroup/gpu-prod-legacy-a10g", protect=False), "ManagedNodeGroup/gpu-prod-legacy-a10g", ""),
-    case("3 days before the end of support", "kubernetes-version-supported", lambda r: r, "Cluster/gpu-prod",
+        r, "ManagedNodeGroup/gpu-prod-legacy-a10g", protect=False), "NodeGroup/gpu-prod-legacy-a10g", ""),
+    case("3 days before the end of support", "kubernetes-version-supported", lambda r: r, EKS_CLUSTER,
          "version", config={"today": "2026-11-29"}),
-    case("after the end of support", "kubernetes-version-supported", lambda r: r, "Cluster/gpu-prod", "version",
+    case("after the end of support", "kubernetes-version-supported", lambda r: r, EKS_CLUSTER, "version",
          config={"today": "2026-12-03"}),
 ]
 
 
-def urn(resources: Sequence[Resource], target: str) -> str:
-    return find(resources, target).urn
+def urn(resources: Sequence[Registered], target: str) -> str:
+    """The URN the engine gives `target`: a registration, or a child a remote component registers."""
+    return str(find(engine(resources), target).urn)
 
 
 def placed(found: Sequence[Finding]) -> list[tuple[str, str, str]]:
@@ -213,7 +215,7 @@ def test_a_namespaces_uncapped_claims_are_reported_once_on_its_quota() -> None:
                        ("spec", "hard", "count/resourceclaims.resource.k8s.io"), DELETE)
     second = find(resources, TEMPLATE)
     resources.append(resource(second.type, "inference.l40s-b", {
-        **second.props, "metadata": {**second.props["metadata"], "name": "l40s-b"}}))
+        **second.inputs, "metadata": {**second.inputs["metadata"], "name": "l40s-b"}}))
     assert placed(run_rules(resources)["team-quota-required"]) == [
         ("team-quota-required", urn(resources, "ResourceQuota/inference-quota"),
          "spec.hard['count/resourceclaims.resource.k8s.io']")]
@@ -292,45 +294,30 @@ def test_a_plugin_with_gt_or_lt_affinity_is_placed_not_fatal(operator: str, valu
     resources = mutate(resources, PLUGIN_CHART, ("values",), {"nvidiaDriverRoot": "/",
                                                              "affinity": _cuda_major_affinity(operator, value)})
     assert {rule: placed(found) for rule, found in run_rules(resources).items()} == ({"no-device-plugin-on-dra-nodes": [
-        ("no-device-plugin-on-dra-nodes", urn(resources, "ManagedNodeGroup/gpu-prod-l40s"), "")]} if shared else {})
+        ("no-device-plugin-on-dra-nodes", urn(resources, "NodeGroup/gpu-prod-l40s"), "")]} if shared else {})
 
 
-# ------------------------------------------------------------------------------------ real-preview resource types
+# ------------------------------------------------------------------------------------ the pack config
 
 
-def test_rules_read_real_preview_types() -> None:
-    """pulumi-eks components are remote: a real preview shows aws:eks resources and chart-rendered DaemonSets."""
-    resources = [
-        resource("aws:eks/cluster:Cluster", "gpu-prod", {
-            "version": "1.35", "tags": {"gpu-dra.io/environment": "prod"},
-            "vpcConfig": {"endpointPublicAccess": True, "publicAccessCidrs": ["0.0.0.0/0"]}}),
-        resource("aws:eks/nodeGroup:NodeGroup", "gpu-prod-mixed", {
-            "instanceTypes": ["g5.xlarge"], "scalingConfig": {"maxSize": 2.0},
-            "labels": {"gpu-dra.io/node-group": "mixed", "nvidia.com/gpu.present": "true"},
-            "taints": [{"key": "nvidia.com/gpu", "value": "true", "effect": "NO_SCHEDULE"}]}, protect=True),
-        resource(DAEMON_SET, "dra-kubelet-plugin", {
-            "metadata": {"name": "nvidia-dra-driver-kubelet-plugin"},
-            "spec": {"template": {"spec": {"nodeSelector": {"nvidia.com/gpu.present": "true"},
-                                           "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists"}]}}}}),
-        resource(DAEMON_SET, "nvidia-device-plugin", {
-            "metadata": {"name": "nvidia-device-plugin-daemonset"},
-            "spec": {"template": {"spec": {"tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists"}]}}}}),
-    ]
-    found = run_rules(resources)
-    cluster, group = (urn(resources, target) for target in ("Cluster/gpu-prod", "NodeGroup/gpu-prod-mixed"))
-    assert set(found) == {"no-device-plugin-on-dra-nodes", "eks-hardening"}
-    assert placed(found["no-device-plugin-on-dra-nodes"]) == [("no-device-plugin-on-dra-nodes", group, "")]
-    # the open endpoint, no encryption, no protect: three findings on the cluster, at this type's own fields
-    assert placed(found["eks-hardening"]) == [("eks-hardening", cluster, path) for path in (
-        "vpcConfig.endpointPublicAccess", "encryptionConfig", "")]
-    assert policy.context_from(resources, {}).target.kubernetes_version == "1.35"
+def test_context_comes_from_the_pack_config() -> None:
+    """No resource the engine sends carries the chart's version and gates or the Kubernetes version a DeviceClass is
+    judged by: the pack config does."""
+    context = policy.context_from({"kubernetesVersion": "1.36", "platform": "existing", "environment": "prod",
+                                   "chartVersion": "25.12.0", "chart": "nvidia-dra-driver-gpu",
+                                   "driverGates": {"MPSSupport": True}, "deviceClasses": {"gpu-a": ["true"]}})
+    assert (context.target.kubernetes_version, context.target.platform, context.environment) == (
+        "1.36", "existing", "prod")
+    assert (context.chart_version, context.driver_gates, context.device_classes) == (
+        "25.12.0", {"MPSSupport": True}, {"gpu-a": ["true"]})
+    assert policy.context_from({}).device_classes is None  # then dra-device-class-exists does not guess
 
 
-def test_context_comes_from_resources_before_config() -> None:
-    resources = [resource(CLUSTER, "c", {"version": "1.36", "tags": {"gpu-dra.io/environment": "prod"}})]
-    context = policy.context_from(resources, {"kubernetesVersion": "1.34", "environment": "dev"})
-    assert (context.target.kubernetes_version, context.environment) == ("1.36", "prod")
-    assert policy.context_from([], {"kubernetesVersion": "1.35", "platform": "existing"}).target.platform == "existing"
+def test_without_device_classes_in_the_config_class_existence_is_not_judged() -> None:
+    resources = happy_resources()
+    config = {"deviceClasses": None}
+    found = run_rules(resources, config)
+    assert {f.severity for f in found["dra-device-class-exists"]} == {"not-judged"}
 
 
 def test_enforcement_defaults_and_overrides() -> None:
@@ -347,22 +334,26 @@ def test_enforcement_defaults_and_overrides() -> None:
 # ------------------------------------------------------------------------------------ the repo's stacks, whole
 
 
-def pack_findings(run: ProgramRun, environment: str, config: dict[str, Any] | None = None) -> dict[str, list[Finding]]:
-    """Findings per rule id, as the pack's policies find them in the program's resources."""
-    resources = _policy_resources(run)
-    args = StackValidationArgs(resources, {**TODAY, "environment": environment, **(config or {})})
-    found = {rule.name: findings(rule, args) for rule in policy.RULES}
-    return {name: found_ for name, found_ in found.items() if found_}
-
-
 def program(root: Path, stack: str) -> ProgramRun:
-    values, _ = stack_values(root, stack)
-    return run_program(root, stack, values)
+    values, located = stack_values(root, stack)
+    return run_program(root, stack, values, build_stack(root, stack, values, located))
+
+
+def pack_findings(run: ProgramRun, environment: str, config: dict[str, Any] | None = None,
+                  root: Path = ROOT) -> dict[str, list[Finding]]:
+    """Findings per rule id, as the pack's policies answer the engine's requests for the program's resources."""
+    configured = pack_config(load_stack(root, run.stack))
+    for section in configured.values():
+        section.update({**TODAY, "environment": environment, **(config or {})})
+    found: dict[str, list[Finding]] = {}
+    for finding in check.analyze(check.engine_resources(run), configured, environment).findings:
+        found.setdefault(finding.rule, []).append(finding)
+    return found
 
 
 def registered(run: ProgramRun, type_: str, name: str) -> str:
-    """The URN of the program's resource of that type and name."""
-    found, = (r.urn for r in run.resources if r.type == type_ and r.name == name)
+    """The URN the engine gives the program's resource (or a remote component's child) of that type and name."""
+    found, = (r.urn for r in check.engine_resources(run) if r.type == type_ and r.name == name)
     return found
 
 
@@ -372,6 +363,7 @@ def _with(run: ProgramRun, change: Callable[[Registration], Registration | None]
 
 
 TEMPLATE_TYPE = "kubernetes:resource.k8s.io/v1:ResourceClaimTemplate"
+NODE_GROUP_TYPE = "aws:eks/nodeGroup:NodeGroup"
 CHART_TYPE = "kubernetes:helm.sh/v4:Chart"
 GPU_20GB_ANY = ("inference.gpu-20gb-any", "spec.spec.devices.requests[0].exactly")  # the template _edit_template edits
 
@@ -434,13 +426,16 @@ def test_device_plugin_and_dra_on_one_node_group_fails() -> None:
     run = _with(program(ROOT, "prod"), default_device_plugin)
     found = pack_findings(run, "prod")
     assert sorted(f.object for f in found["no-device-plugin-on-dra-nodes"]) == sorted(
-        registered(run, NODE_GROUP, name) for name in ("gpu-prod-h100", "gpu-prod-l40s"))
+        registered(run, NODE_GROUP_TYPE, name) for name in ("gpu-prod-h100", "gpu-prod-l40s"))
 
 
 def test_missing_class_fails_dra_device_class_exists() -> None:
+    """Config validation refuses a template naming an undeclared class, so the pack sees it only where the stack
+    changed without its pack config (a class dropped from the stack)."""
     run = _with(program(ROOT, "prod"),
                 lambda r: None if r.type.endswith(":DeviceClass") and r.name == "deviceclass-gpu-l40s" else r)
-    found = pack_findings(run, "prod")
+    classes = pack_config(load_stack(ROOT, "prod"))["dra-device-class-exists"]["deviceClasses"]
+    found = pack_findings(run, "prod", {"deviceClasses": {k: v for k, v in classes.items() if k != "gpu-l40s"}})
     assert placed(found["dra-device-class-exists"]) == [
         ("dra-device-class-exists", registered(run, TEMPLATE_TYPE, "inference.l40s"),
          "spec.spec.devices.requests[0].exactly.deviceClassName")]
@@ -476,29 +471,28 @@ def test_time_slicing_without_its_driver_gate() -> None:
          "spec.spec.devices.config[0].opaque.parameters.sharing.strategy")]
 
 
-def _driver_gates(gates: dict[str, bool]) -> Callable[[Registration], Registration]:
-    def change(r: Registration) -> Registration:
-        if r.type == CHART_TYPE and r.name == "nvidia-dra-driver":
-            r.inputs["values"]["featureGates"] = gates
-        return r
-    return change
+def _driver_gates(project: Project, gates: dict[str, bool]) -> None:
+    """The chart's gates as the stack sets them: the pack reads them from its config, since the Chart component carries
+    none in the engine."""
+    project.edit_stack("prod", lambda c: c["gpu-dra:draDriver"].update({"featureGates": gates}))
 
 
-def test_alpha_driver_gate_in_production() -> None:
-    run = _with(program(ROOT, "prod"), _driver_gates({"TimeSlicingSettings": True}))
-    assert placed(pack_findings(run, "prod")["no-alpha-in-production"]) == [
-        ("no-alpha-in-production", registered(run, CHART_TYPE, "nvidia-dra-driver"),
-         "values.featureGates.TimeSlicingSettings")]
+def test_alpha_driver_gate_in_production(project: Project) -> None:
+    _driver_gates(project, {"TimeSlicingSettings": True})
+    found = [v.finding for v in check_stack(project.root, "prod", {"kubernetes-version-supported": TODAY})]
+    chart = registered(program(project.root, "prod"), CHART_TYPE, "nvidia-dra-driver")
+    assert placed([f for f in found if f.rule == "no-alpha-in-production"]) == [
+        ("no-alpha-in-production", chart, "values.featureGates.TimeSlicingSettings")]
 
 
 def test_unprotected_gpu_group_in_prod_fails_eks_hardening() -> None:
     def unprotect(r: Registration) -> Registration:
-        if r.name == "gpu-prod-h100" and r.type == NODE_GROUP:
+        if r.name == "gpu-prod-h100" and r.type == "eks:index:ManagedNodeGroup":
             return dataclasses.replace(r, protect=False)
         return r
     run = _with(program(ROOT, "prod"), unprotect)
     assert placed(pack_findings(run, "prod")["eks-hardening"]) == [
-        ("eks-hardening", registered(run, NODE_GROUP, "gpu-prod-h100"), "")]
+        ("eks-hardening", registered(run, NODE_GROUP_TYPE, "gpu-prod-h100"), "")]
 
 
 @pytest.mark.parametrize("today,expected", [
@@ -514,27 +508,19 @@ def test_kubernetes_version_support_window(today: str, expected: str | None) -> 
         [f"EKS standard support for Kubernetes 1.34 {expected}"] if expected else [])
 
 
-def _reported(run: ProgramRun, rule: str) -> list[tuple[str, str | None]]:
-    """(message, urn) as the engine's report() receives them from the pack's policy."""
-    reported: list[tuple[str, str | None]] = []
-
-    def report(message: str, urn: str | None = None) -> None:
-        reported.append((message, urn))
-    pack_policy, = (p for p in policies("prod") if p.name == rule)
-    pack_policy.validate(StackValidationArgs(_policy_resources(run), {"environment": "prod"}), report)
-    return reported
-
-
 def test_the_pack_reports_path_message_and_fix_on_the_resource() -> None:
-    """What `pulumi preview` shows beside the resource: the path, the message and the fix."""
-    run = _with(program(ROOT, "prod"), _driver_gates({"TimeSlicingSettings": True}))
-    finding, = pack_findings(run, "prod")["no-alpha-in-production"]
-    assert _reported(run, "no-alpha-in-production") == [
-        (f"values.featureGates.TimeSlicingSettings: {finding.message}", finding.object)]
-    run = _with(program(ROOT, "prod"), lambda r: dataclasses.replace(r, protect=False) if r.type == CLUSTER else r)
-    finding, = pack_findings(run, "prod")["eks-hardening"]
-    assert finding.fix and _reported(run, "eks-hardening") == [(f"{finding.message}. Fix: {finding.fix}",
-                                                                finding.object)]
+    """What `pulumi preview` shows beside the resource: the rule's description, then the path, the message and the
+    fix, on the resource's URN (the analyzer's diagnostic)."""
+    resources = mutate(happy_resources(), "Cluster/gpu-prod", protect=False)
+    analysis = analyze(resources)
+    finding, = analysis.findings
+    diagnostic, = analysis.diagnostics
+    assert finding.fix and (diagnostic.policyName, diagnostic.urn, diagnostic.message) == (
+        "eks-hardening", finding.object, f"{policy.RULES_BY_NAME['eks-hardening'].description}\n"
+                                         f"{finding.message}. Fix: {finding.fix}")
+    resources = mutate(happy_resources(), TEMPLATE, (*REQUEST, "selectors"), selectors("device.driver =="))
+    diagnostic, = analyze(resources).diagnostics
+    assert diagnostic.message.split("\n", 1)[1].startswith(f"{REQUEST_AT}.{SELECTOR_AT}: ")
 
 
 def _h100_x8(stack: str) -> str:
@@ -608,22 +594,6 @@ def test_dra_cel_lint_names_the_check_it_ran_in_a_field(expression: str, check: 
     assert violation_message(finding) == (f"{shown.rstrip('.')}. Fix: {finding.fix}" if finding.fix else shown)
 
 
-def test_the_pack_converts_each_resource_once_per_stack(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every rule reads the same stack: its resources are converted to plain data once, not once per rule."""
-    resources = _policy_resources(program(ROOT, "prod"))
-    converted: list[Any] = []
-    original = policypack.plain
-
-    def counted(value: Any) -> Any:
-        converted.append(value)
-        return original(value)
-    monkeypatch.setattr(policypack, "plain", counted)
-    for rule in policy.RULES:
-        findings(rule, StackValidationArgs(resources, {**TODAY, "environment": "prod"}))
-    props = [value for value in converted if any(value is r.props for r in resources)]
-    assert len(props) == len(resources)
-
-
 def test_the_fleet_is_explained_once_for_both_rules_that_read_it(monkeypatch: pytest.MonkeyPatch) -> None:
     """dra-claim-satisfiable and dra-selector-safe-on-fleet share one explanation of the synthesized fleet."""
     explained: list[str] = []
@@ -633,11 +603,8 @@ def test_the_fleet_is_explained_once_for_both_rules_that_read_it(monkeypatch: py
         explained.append(claim.name)
         return original(self, claim, *args, **kwargs)
     monkeypatch.setattr(Explainer, "explain", counted)
-    policy._fleet_reports.cache_clear()
-    resources = happy_resources()
-    context = policy.context_from(resources, TODAY)
-    for name in ("dra-claim-satisfiable", "dra-selector-safe-on-fleet"):
-        policy.RULES_BY_NAME[name].run(resources, context)
+    selector_rules._fleet_reports.cache_clear()
+    analyze(happy_resources())  # the engine hands each stack policy its own copy of the resources
     assert sorted(explained) == ["gpu-ops/all-gpus-monitoring", "inference/l40s"]
 
 

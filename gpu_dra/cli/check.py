@@ -1,48 +1,72 @@
-"""`gpu-dra check`: the policy pack offline. Runs the program under mocks and passes every resource to the rules as
-`pulumi preview --policy-pack policies` does (`gpu_dra.policypack.findings`, with each policy's config); each
-finding is placed on the stack or team file line that caused it, for the text, JSON and SARIF outputs.
+"""`gpu-dra check`: the policy pack offline, through pulumi-policy's own analyzer service.
+
+The program runs under mocks; its registrations become the requests the Pulumi engine would send
+(`gpu_dra.core.facts.engine_shapes`: remote components with no inputs, their children, outputs after the run), and
+the pack's policies answer them in pulumi_policy's `_PolicyAnalyzerServicer`, configured with the stack's pack
+config as `--policy-pack-config` configures it: Analyze for each resource's inputs, AnalyzeStack for the outputs.
+So the offline gate and `pulumi preview --policy-pack` run one rule set on one shape. Each finding is placed on the
+stack or team file line that caused it, for the text, JSON and SARIF outputs.
 """
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pulumi_policy import PolicyCustomTimeouts, PolicyResource, PolicyResourceOptions, StackValidationArgs
+from google.protobuf import json_format, struct_pb2
+from pulumi.runtime.proto import analyzer_pb2
+from pulumi_policy import EnforcementLevel
+from pulumi_policy.policy import _PolicyAnalyzerServicer
 
+from gpu_dra import __version__
 from gpu_dra.core import policy
 from gpu_dra.core.config.loader import build_stack, stack_file, stack_values, team_file
 from gpu_dra.core.config.models import Platform, Stack
-from gpu_dra.core.findings import Finding
-from gpu_dra.core.render import names
+from gpu_dra.core.dra.objects import parse_device_class
+from gpu_dra.core.facts.engine_shapes import EngineResource, Registered, engine_view
+from gpu_dra.core.findings import NOT_JUDGED, Finding
+from gpu_dra.core.render import charts, manifests, names
 from gpu_dra.core.yamlsource import Located, read_yaml
-from gpu_dra.policypack import findings, violation_message
+from gpu_dra.policypack import collecting, policies, violation_message
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+_PROTO_LEVELS = {policy.ADVISORY: analyzer_pb2.ADVISORY, policy.MANDATORY: analyzer_pb2.MANDATORY,
+                 "disabled": analyzer_pb2.DISABLED}
 
 
 @dataclass(frozen=True)
 class Verdict:
-    """A finding of one stack's check (with `file` and `line` set) and how it is enforced there.
+    """A finding of one stack's check (with `file` and `line` set) and how it is enforced there: mandatory,
+    advisory, or NOT_JUDGED for a check skipped on an unknown value.
 
     Stack and enforcement are facts of the run, not of the rule, so they sit beside the Finding rather than in it.
     """
 
     stack: str
-    enforcement: str  # policy.MANDATORY or policy.ADVISORY
+    enforcement: str
     finding: Finding
 
 
 def pack_config(stack: Stack) -> dict[str, Any]:
-    """Per-policy config for `--policy-pack-config`: the stack's context and each rule's enforcement."""
+    """Per-policy config for `--policy-pack-config`: each rule's enforcement and the stack facts no resource
+    carries in the engine (the Chart component has no inputs or outputs there; the cluster's version sits on a child
+    a resource policy of a DeviceClass cannot see)."""
     config = stack.config
+    values = charts.dra_chart_values(config)
+    classes = [parse_device_class(obj) for obj in manifests.stack_device_classes(stack)]
     context: dict[str, Any] = {
         "kubernetesVersion": config.cluster.kubernetes_version,
         "platform": config.cluster.platform.value,
         "environment": config.environment.value,
         "chart": config.dra_driver.chart.value,
         "chartVersion": config.dra_driver.version,
+        "driverGates": dict(values.get("featureGates") or {}),
+        "chartValues": {key: values[key] for key in ("gpuResourcesEnabledOverride", "nvidiaDriverRoot")
+                        if key in values},
+        "deviceClasses": {c.name: list(c.selectors) for c in classes if c is not None},
     }
     if config.cluster.platform is Platform.existing and config.cluster.feature_gates:
         context["featureGates"] = dict(config.cluster.feature_gates)
@@ -50,33 +74,112 @@ def pack_config(stack: Stack) -> dict[str, Any]:
             for rule in policy.RULES}
 
 
-def _policy_resources(run: Any) -> list[PolicyResource]:
-    """The mock run's registrations as the engine hands resources to a stack policy."""
-    return [PolicyResource(r.type, r.inputs, r.urn, r.name,
-                           PolicyResourceOptions(r.protect, [], None, [], PolicyCustomTimeouts(0, 0, 0), [],
-                                                 r.parent or None),
-                           None, None, [], {}) for r in run.resources]
+def _struct(values: Any) -> struct_pb2.Struct:
+    out = struct_pb2.Struct()
+    out.update(dict(values))
+    return out
 
 
-def check_stack(root: Path, name: str, extra_config: dict[str, Any] | None = None) -> list[Verdict]:
-    from gpu_dra.cli.offline import run_program
+def _options(resource: EngineResource) -> analyzer_pb2.AnalyzerResourceOptions:
+    return analyzer_pb2.AnalyzerResourceOptions(protect=resource.protect, parent=resource.parent)
 
+
+def analyze_request(resource: EngineResource) -> analyzer_pb2.AnalyzeRequest:
+    """What the engine sends a resource policy: the resource's inputs (step_generator.go analyzeAll)."""
+    return analyzer_pb2.AnalyzeRequest(type=resource.type, name=resource.name, urn=resource.urn,
+                                       properties=_struct(resource.inputs), options=_options(resource))
+
+
+def analyze_stack_request(resources: Sequence[EngineResource]) -> analyzer_pb2.AnalyzeStackRequest:
+    """What the engine sends the stack policies: every resource's outputs, with parent links."""
+    return analyzer_pb2.AnalyzeStackRequest(resources=[analyzer_pb2.AnalyzerResource(
+        type=r.type, name=r.name, urn=r.urn, properties=_struct(r.outputs), options=_options(r), parent=r.parent)
+        for r in resources])
+
+
+def configure_request(config: dict[str, Any]) -> analyzer_pb2.ConfigureAnalyzerRequest:
+    """`--policy-pack-config` as the engine hands it to the pack: each policy's level and properties."""
+    request = analyzer_pb2.ConfigureAnalyzerRequest()
+    for rule, section in config.items():
+        properties = {k: v for k, v in section.items() if k != "enforcementLevel"}
+        request.policyConfig[rule].CopyFrom(analyzer_pb2.PolicyConfig(
+            enforcementLevel=_PROTO_LEVELS[section.get("enforcementLevel", policy.ADVISORY)],
+            properties=_struct(json_format.ParseDict(properties, struct_pb2.Struct()))))
+    return request
+
+
+def analyzer(environment: str) -> _PolicyAnalyzerServicer:
+    """The pack as `policies/__main__.py` serves it to the Pulumi CLI, without the gRPC server."""
+    return _PolicyAnalyzerServicer("gpu-dra", __version__, policies(environment), EnforcementLevel.ADVISORY)
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """The findings of one run of the pack and the engine's view of its responses."""
+
+    findings: list[Finding]
+    responses: list[analyzer_pb2.AnalyzeResponse]
+
+    @property
+    def diagnostics(self) -> list[analyzer_pb2.AnalyzeDiagnostic]:
+        return [d for response in self.responses for d in response.diagnostics]
+
+
+def analyze(resources: Sequence[EngineResource], config: dict[str, Any], environment: str) -> Analysis:
+    """Configure, then Analyze every resource, then AnalyzeStack: the calls a preview makes."""
+    servicer = analyzer(environment)
+    servicer.Configure(configure_request(config), None)
+    with collecting() as found:
+        responses = [servicer.Analyze(analyze_request(r), None) for r in resources]
+        responses.append(servicer.AnalyzeStack(analyze_stack_request(resources), None))
+    return Analysis(found, responses)
+
+
+def engine_resources(run: Any, first_preview: bool = False) -> list[EngineResource]:
+    """The program run's resources (gpu_dra.cli.offline.ProgramRun) as the engine would send them."""
+    from gpu_dra.cli.offline import mock_outputs
+
+    view = engine_view([Registered(r.type, r.name, r.urn, r.parent, r.protect, r.inputs,
+                                   mock_outputs(r.type, r.name, r.inputs)) for r in run.resources], first_preview)
+    return transformed(view, any(r.transforms for r in run.resources
+                                 if r.type == policy.resources.CHART_TYPE and r.name == names.DRA_DRIVER_CHART))
+
+
+def transformed(view: list[EngineResource], chart_transform: bool) -> list[EngineResource]:
+    """The DRA chart's rendered objects after the transform the program registers on the chart (components/driver.py
+    drop_extended_resource_name): the engine runs it on each child before registering it."""
+    if not chart_transform:
+        return view
+    chart = next(r.urn for r in view if r.type == policy.resources.CHART_TYPE and r.name == names.DRA_DRIVER_CHART)
+    out = []
+    for resource in view:
+        if resource.parent == chart:
+            inputs = charts.without_extended_resource_name(resource.type, resource.inputs)
+            outputs = charts.without_extended_resource_name(resource.type, resource.outputs)
+            resource = dataclasses.replace(resource, inputs=inputs or resource.inputs,
+                                           outputs=outputs or resource.outputs)
+        out.append(resource)
+    return out
+
+
+def check_stack(root: Path, name: str, extra_config: dict[str, Any] | None = None,
+                first_preview: bool = False) -> list[Verdict]:
     values, located = stack_values(root, name)
     stack = build_stack(root, name, values, located)
-    run = run_program(root, name, values, stack)
-    resources = _policy_resources(run)
     config = pack_config(stack)
     for rule_name, overrides in (extra_config or {}).items():
         config.setdefault(rule_name, {}).update(overrides)
+    from gpu_dra.cli.offline import run_program
+
+    environment = stack.config.environment.value
+    analysis = analyze(engine_resources(run_program(root, name, values, stack), first_preview), config, environment)
     locator = _Locator(root, stack, located)
     verdicts = []
-    for rule in policy.RULES:
-        level = policy.enforcement(rule, stack.config.environment.value, config)
-        if level == "disabled":
-            continue
-        for finding in findings(rule, StackValidationArgs(resources, config.get(rule.name, {}))):
-            file, line = locator.where(finding)
-            verdicts.append(Verdict(name, level, finding.at(file=file, line=line)))
+    for finding in analysis.findings:
+        level = (NOT_JUDGED if finding.severity == NOT_JUDGED
+                 else policy.enforcement(policy.RULES_BY_NAME[finding.rule], environment, config))
+        file, line = locator.where(finding)
+        verdicts.append(Verdict(name, level, finding.at(file=file, line=line)))
     return verdicts
 
 
@@ -117,8 +220,8 @@ class _Locator:
             return self._stack_line("deviceClasses", classes.index(declared.name))
         if declared is not None and declared.kind == "node-group":
             return self._stack_line("nodeGroups", groups.index(declared.name))
-        if type_ == "kubernetes:helm.sh/v4:Chart":
-            return self._driver_line(finding.path)
+        if type_ == "kubernetes:helm.sh/v4:Chart" or "kubernetes:helm.sh/v4:Chart$" in urn.split("::")[-2]:
+            return self._driver_line(finding.path)  # the chart, or an object it renders
         return self._stack_line("cluster")
 
     def _driver_line(self, path: str) -> tuple[str, int]:
@@ -134,11 +237,15 @@ class _Locator:
 
 
 def as_json(stacks: list[str], found: list[Verdict]) -> dict[str, Any]:
-    return {"stacks": [{"stack": stack, "violations": [
-        {"policy": v.finding.rule, "check": v.finding.check, "enforcement": v.enforcement,
-         "resource": v.finding.object, "path": v.finding.path, "message": v.finding.message, "fix": v.finding.fix,
-         "file": v.finding.file, "line": v.finding.line}
-        for v in found if v.stack == stack]} for stack in stacks]}
+    def entry(v: Verdict) -> dict[str, Any]:
+        return {"policy": v.finding.rule, "check": v.finding.check, "enforcement": v.enforcement,
+                "resource": v.finding.object, "path": v.finding.path, "message": v.finding.message,
+                "fix": v.finding.fix, "file": v.finding.file, "line": v.finding.line}
+
+    return {"stacks": [{"stack": stack,
+                        "violations": [entry(v) for v in found if v.stack == stack and v.enforcement != NOT_JUDGED],
+                        "notJudged": [entry(v) for v in found if v.stack == stack and v.enforcement == NOT_JUDGED]}
+                       for stack in stacks]}
 
 
 def as_sarif(found: list[Verdict], version: str) -> dict[str, Any]:
@@ -147,6 +254,8 @@ def as_sarif(found: list[Verdict], version: str) -> dict[str, Any]:
     results = []
     for verdict in found:
         finding = verdict.finding
+        if verdict.enforcement == NOT_JUDGED:
+            continue  # not a result: nothing was found wrong
         results.append({
             "ruleId": finding.rule,
             "level": "error" if verdict.enforcement == policy.MANDATORY else "warning",

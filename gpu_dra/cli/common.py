@@ -230,7 +230,8 @@ def devices_json(document: Any, devices: list[Any], **options: Any) -> str:
 
 def cluster_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cluster", action="store_true",
-                        help="read ResourceSlices, DeviceClasses, ResourceClaims and Nodes from a live cluster")
+                        help="read ResourceSlices, DeviceClasses, ResourceClaims, DeviceTaintRules and Nodes from a "
+                             "live cluster")
     parser.add_argument("--kubeconfig", help="kubeconfig file for --cluster (default: $KUBECONFIG, ~/.kube/config)")
     parser.add_argument("--context", help="kubeconfig context for --cluster (default: current)")
     parser.add_argument("--request-timeout", type=request_timeout, default=DEFAULT_REQUEST_TIMEOUT,

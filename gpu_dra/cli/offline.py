@@ -55,6 +55,7 @@ class Registration:
     delete_before_replace: bool = False
     aliases: tuple[str, ...] = ()  # the URNs the engine matches old state against
     additional_secret_outputs: tuple[str, ...] = ()  # outputs the engine stores encrypted
+    transforms: int = 0  # resource transforms the program registered on it (they also run on a component's children)
 
 
 @dataclass
@@ -67,7 +68,7 @@ class ProgramRun:
         return [r for r in self.resources if r.type == type_]
 
 
-def _mock_outputs(type_: str, name: str, inputs: dict[str, Any]) -> dict[str, Any]:
+def mock_outputs(type_: str, name: str, inputs: dict[str, Any]) -> dict[str, Any]:
     """Outputs a real deployment would add and the program reads (remote components have no children here)."""
     out = dict(inputs)
     if type_ == "eks:index:Cluster":
@@ -84,7 +85,7 @@ def _mock_outputs(type_: str, name: str, inputs: dict[str, Any]) -> dict[str, An
 
 class _Mocks(pulumi.runtime.Mocks):
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
-        return f"{args.name}-id", _mock_outputs(args.typ, args.name, args.inputs)
+        return f"{args.name}-id", mock_outputs(args.typ, args.name, args.inputs)
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], None]:
         return {}, None
@@ -123,7 +124,8 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                     replace_on_changes=tuple(request.replaceOnChanges),
                     delete_before_replace=bool(request.deleteBeforeReplace),
                     aliases=tuple(self._alias_urn(request, alias) for alias in request.aliases),
-                    additional_secret_outputs=tuple(request.additionalSecretOutputs)))
+                    additional_secret_outputs=tuple(request.additionalSecretOutputs),
+                    transforms=len(request.transforms)))
         return response
 
     def _alias_urn(self, request: Any, alias: Any) -> str:

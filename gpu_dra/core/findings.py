@@ -12,6 +12,9 @@ from dataclasses import dataclass
 from typing import Any
 
 ERROR, WARNING = "error", "warning"
+# A check a rule could not make: a value it needs is unknown in this preview (an id or ARN not created yet, the
+# Kubernetes objects of a cluster that does not exist yet). Not a violation; the shells list it apart.
+NOT_JUDGED = "not-judged"
 CONFIG = "config"  # the rule of every stack or team file mistake
 
 

@@ -14,6 +14,7 @@ EXAMPLES = """examples:
   gpu-dra check --all-stacks
   gpu-dra check --stack prod --format sarif > gpu-dra.sarif
   gpu-dra check --stack prod --pack-config > policies/config.prod.json
+  gpu-dra check --stack staging --first-preview   # what a new stack's first `pulumi preview` can judge
 """
 
 
@@ -26,12 +27,16 @@ def register(verbs: Any) -> None:
     check.add_argument("--format", choices=["text", "json", "sarif"], default="text")
     check.add_argument("--pack-config", action="store_true",
                        help="print the stack's config for `pulumi preview --policy-pack-config` instead")
+    check.add_argument("--first-preview", action="store_true",
+                       help="judge the stack as the engine sends it in the first preview of a new stack (ids, ARNs "
+                            "and the Kubernetes objects' state unknown): what is judged, and what is not yet")
     check.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from gpu_dra.cli import check
     from gpu_dra.core.config.loader import available_stacks, load_stack
+    from gpu_dra.core.findings import NOT_JUDGED
     from gpu_dra.core.policy import MANDATORY
     from gpu_dra.policypack import violation_message
 
@@ -45,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     found, problems = [], []
     for name in stacks:  # every stack's config mistakes in one run, not the first stack's only
         try:
-            found += check.check_stack(root, name)
+            found += check.check_stack(root, name, first_preview=args.first_preview)
         except ConfigError as error:
             problems += error.findings
     if problems:
@@ -56,11 +61,13 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(check.as_sarif(found, __version__), indent=2))
     else:
         for name in stacks:
-            mine = [v for v in found if v.stack == name]
+            mine = [v for v in found if v.stack == name and v.enforcement != NOT_JUDGED]
+            skipped = [v for v in found if v.stack == name and v.enforcement == NOT_JUDGED]
             mandatory = sum(1 for v in mine if v.enforcement == MANDATORY)
-            print(f"stack {name}: {mandatory} mandatory, {len(mine) - mandatory} advisory violation(s)")
+            print(f"stack {name}: {mandatory} mandatory, {len(mine) - mandatory} advisory violation(s)"
+                  + (f", {len(skipped)} check(s) not judged" if skipped else ""))
             for verdict in sorted(mine, key=lambda v: (v.enforcement != MANDATORY, v.finding.file,
-                                                      v.finding.line or 0)):
+                                                      v.finding.line or 0)) + skipped:
                 finding = verdict.finding
                 print(f"  [{verdict.enforcement}] {finding.rule}  {finding.file}:{finding.line}")
                 print(f"      {violation_message(finding)}")

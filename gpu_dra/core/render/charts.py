@@ -8,6 +8,7 @@ the device plugin's from NVIDIA/k8s-device-plugin deployments/helm/nvidia-device
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -171,3 +172,28 @@ def device_plugin_values(config: StackConfig) -> dict[str, Any]:
         "tolerations": _tolerations(config, AllocationMode.device_plugin),
         "nvidiaDriverRoot": root,
     }
+
+
+# Chart 0.4.x and 25.12.0+ give their gpu.nvidia.com class `extendedResourceName: nvidia.com/gpu` on resource.k8s.io/v1
+# (kubernetes-sigs/dra-driver-nvidia-gpu@v0.4.1 deployments/helm/dra-driver-nvidia-gpu/templates/deviceclass-gpu.yaml).
+# Where DRAExtendedResource is off (EKS 1.34 and 1.35) the API server drops the field, so every preview would show the
+# class changing back, and the pack rightly calls the field unusable there: the program drops it from the chart's
+# rendered DeviceClasses with a transform (components/driver.py) while the gate is off.
+DEVICE_CLASS_TYPE = "kubernetes:resource.k8s.io/v1:DeviceClass"
+
+
+def drops_extended_resource_name(config: StackConfig) -> bool:
+    """Whether the chart's DeviceClasses lose `extendedResourceName` on this stack: the gate is off on its cluster."""
+    from gpu_dra.core.facts import gates
+
+    cluster = config.cluster
+    return not gates.enabled("DRAExtendedResource", cluster.kubernetes_version, cluster.platform.value,
+                             dict(cluster.feature_gates))
+
+
+def without_extended_resource_name(resource_type: str, props: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """A rendered DeviceClass without `spec.extendedResourceName`; None when there is nothing to drop."""
+    spec = props.get("spec")
+    if resource_type != DEVICE_CLASS_TYPE or not isinstance(spec, Mapping) or "extendedResourceName" not in spec:
+        return None
+    return {**props, "spec": {k: v for k, v in spec.items() if k != "extendedResourceName"}}

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+DRA_DRIVER_CHART = "nvidia-dra-driver"  # the helm.v4.Chart resource of NVIDIA's DRA driver
+DEVICE_PLUGIN_CHART = "nvidia-device-plugin"  # the one of NVIDIA's device plugin, while device-plugin groups remain
+
 
 def device_class(name: str) -> str:
     return f"deviceclass-{name}"

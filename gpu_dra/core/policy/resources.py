@@ -1,0 +1,240 @@
+"""What the rules read: one resource as the Pulumi engine sends it, and the stack's facts from the pack config.
+
+The engine sends a resource policy a resource's **inputs** (Analyze, before the resource is created or changed) and a
+stack policy every resource's **outputs** (AnalyzeStack, after the preview or update): pulumi/pulumi@1b5949891b
+pkg/resource/deploy/step_generator.go:3465 and :3518. Remote components (pulumi-eks `eks:index:Cluster` and
+`eks:index:ManagedNodeGroup`, pulumi-kubernetes `kubernetes:helm.sh/v4:Chart`) carry no inputs there and none of
+their configuration in their outputs; their children carry it (`aws:eks/cluster:Cluster`, `aws:eks/nodeGroup:NodeGroup`,
+the chart's rendered objects). So the rules read those children, and take what no resource carries (Kubernetes
+version, platform, environment, the DRA driver chart's line, version, values and gates, the stack's DeviceClasses)
+from the pack config that `gpu-dra check --stack S --pack-config` writes (docs/sources.md#pulumi-engine-facts).
+
+A value the engine cannot know yet arrives as `UNKNOWN` (gpu_dra.core.data): a rule skips what needs it with a
+NOT_JUDGED finding and judges the rest.
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from gpu_dra.core.checks.target import Target
+from gpu_dra.core.config import nvidia_driver
+from gpu_dra.core.config.models import ChartName, DraDriver
+from gpu_dra.core.data import UNKNOWN, plain, unknown_paths
+from gpu_dra.core.dra.objects import DeviceClass, ResourceClaim, parse_object
+from gpu_dra.core.facts.gates import DEFAULT_KUBERNETES_VERSION
+from gpu_dra.core.facts.nvidia import DEFAULT_CHART_VERSION
+from gpu_dra.core.findings import ERROR, NOT_JUDGED, Finding
+from gpu_dra.core.render import names
+from gpu_dra.core.render.nodes import EKS_TAINT_EFFECTS, NODE_GROUP_LABEL
+from gpu_dra.core.yamlsource import format_path
+
+RESOURCE_TYPES = {
+    "DeviceClass": "kubernetes:resource.k8s.io/v1:DeviceClass",
+    "ResourceClaim": "kubernetes:resource.k8s.io/v1:ResourceClaim",
+    "ResourceClaimTemplate": "kubernetes:resource.k8s.io/v1:ResourceClaimTemplate",
+}
+EKS_CLUSTER_TYPE = "aws:eks/cluster:Cluster"
+NODE_GROUP_TYPE = "aws:eks/nodeGroup:NodeGroup"
+LAUNCH_TEMPLATE_TYPE = "aws:ec2/launchTemplate:LaunchTemplate"
+CHART_TYPE = "kubernetes:helm.sh/v4:Chart"
+DAEMON_SET_TYPE = "kubernetes:apps/v1:DaemonSet"
+NAMESPACE_TYPE = "kubernetes:core/v1:Namespace"
+QUOTA_TYPE = "kubernetes:core/v1:ResourceQuota"
+EXACT_VERSION = re.compile(r"^v?\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$")  # a chart version naming one release
+# Components whose children the engine registers (remote components): nothing of theirs is judged.
+REMOTE_COMPONENTS = ("eks:index:", "kubernetes:helm.sh/", "kubernetes:yaml/")
+
+
+@dataclass(frozen=True)
+class Resource:
+    """One resource as a policy receives it: `props` are inputs (resource rules) or outputs (stack rules); any value
+    in them may be UNKNOWN."""
+
+    type: str
+    name: str
+    urn: str
+    props: Mapping[str, Any]
+    protect: bool = False
+    parent: str = ""
+
+    @cached_property
+    def kubernetes_object(self) -> bool:
+        return self.type.startswith("kubernetes:") and not self.type.startswith(REMOTE_COMPONENTS)
+
+    @cached_property
+    def unknown(self) -> tuple[str, ...]:
+        """Where its props hold unknowns, as paths; ("",) for a Kubernetes object whose state is empty (a preview
+        whose Kubernetes provider is not configured yet returns no outputs: pulumi/pulumi@1b5949891b
+        pkg/resource/plugin/provider_plugin.go:1425-1443)."""
+        if self.kubernetes_object and not self.props:
+            return ("",)
+        return tuple(format_path(path) for path in unknown_paths(self.props))
+
+    @cached_property
+    def dra_object(self) -> DeviceClass | ResourceClaim | None:
+        """The DeviceClass, claim or template these props declare, typed once for every rule; None for other types
+        and for an object not wholly known (rules report those as not judged)."""
+        if self.type not in RESOURCE_TYPES.values() or self.unknown:
+            return None
+        return parse_object(plain(self.props))
+
+    @property
+    def metadata(self) -> Mapping[str, Any]:
+        meta = self.props.get("metadata")
+        return meta if isinstance(meta, Mapping) else {}
+
+    @property
+    def label(self) -> str:
+        """`DeviceClass gpu-l40s`, `ResourceClaimTemplate ml/pair`: how messages name a Kubernetes object."""
+        namespace = self.metadata.get("namespace")
+        prefix = f"{namespace}/" if isinstance(namespace, str) and namespace else ""
+        return f"{self.props.get('kind', self.type.rsplit(':', 1)[-1])} {prefix}{self.metadata.get('name', self.name)}"
+
+    @property
+    def rendered_by_chart(self) -> bool:
+        """An object a helm.v4.Chart rendered (its URN's type chain runs through the Chart)."""
+        return f"{CHART_TYPE}$" in self.urn.rsplit("::", 2)[-2] if self.urn.count("::") >= 2 else False
+
+    @property
+    def is_dra_chart(self) -> bool:
+        return self.type == CHART_TYPE and self.name == names.DRA_DRIVER_CHART
+
+    @property
+    def is_device_plugin_chart(self) -> bool:
+        return self.type == CHART_TYPE and self.name == names.DEVICE_PLUGIN_CHART
+
+
+@dataclass(frozen=True)
+class Context:
+    """The target cluster and the stack's facts, from the pack config."""
+
+    target: Target = Target()
+    environment: str = "dev"
+    chart: ChartName = ChartName.dra_driver_nvidia_gpu
+    chart_version: str = DEFAULT_CHART_VERSION
+    driver_gates: dict[str, bool] = field(default_factory=dict)
+    chart_values: dict[str, Any] = field(default_factory=dict)  # the DRA chart values the rules judge
+    # The stack's DeviceClasses and their selectors; None when the pack config does not say (then rules that need
+    # them report NOT_JUDGED rather than guess).
+    device_classes: dict[str, list[str]] | None = None
+    today: datetime.date = field(default_factory=datetime.date.today)
+
+    @property
+    def pinned(self) -> bool:
+        """Whether the chart names one release; dra-driver-chart-pinned reports it when not."""
+        return pinned(self.chart_version)
+
+
+def pinned(chart_version: str) -> bool:
+    return EXACT_VERSION.match(chart_version) is not None
+
+
+def minor(version: Any) -> str:
+    parts = str(version).split(".")
+    return ".".join(parts[:2]) if len(parts) >= 2 else str(version)
+
+
+def context_from(config: Mapping[str, Any]) -> Context:
+    """The stack facts of one policy's config section (see gpu_dra.cli.check.pack_config for what it holds)."""
+    chart = ChartName(config.get("chart", ChartName.dra_driver_nvidia_gpu.value))
+    chart_version = str(config.get("chartVersion", DEFAULT_CHART_VERSION))
+    # An unpinned chart is judged as the default release, what lint assumes.
+    level = (nvidia_driver.release_level(DraDriver(chart=chart, version=chart_version)) if pinned(chart_version)
+             else nvidia_driver.DEFAULT_LEVEL)
+    target = Target(str(config.get("kubernetesVersion", DEFAULT_KUBERNETES_VERSION)),
+                    str(config.get("platform", "eks")),
+                    {str(k): bool(v) for k, v in (config.get("featureGates") or {}).items()}, level)
+    classes = config.get("deviceClasses")
+    today = datetime.date.fromisoformat(str(config["today"])) if config.get("today") else datetime.date.today()
+    return Context(target, str(config.get("environment", "dev")), chart, chart_version,
+                   {str(k): bool(v) for k, v in (config.get("driverGates") or {}).items()},
+                   dict(config.get("chartValues") or {}),
+                   {str(k): [str(e) for e in v] for k, v in classes.items()} if isinstance(classes, Mapping) else None,
+                   today)
+
+
+def error(rule: str, message: str, resource: Resource | None, path: str = "", fix: str | None = None,
+          check: str = "") -> Finding:
+    return Finding(rule, ERROR, message, fix, object=resource.urn if resource else "", path=path, check=check)
+
+
+def not_judged(rule: str, resource: Resource | None, what: str, paths: Iterable[str] = ()) -> Finding:
+    """A check skipped because what it needs is unknown in this preview, naming the values."""
+    where = ", ".join(p for p in paths if p)
+    message = f"not judged in this preview: {what}" + (f" ({where} unknown)" if where else "")
+    return Finding(rule, NOT_JUDGED, message, object=resource.urn if resource else "")
+
+
+def dra_objects(resources: Iterable[Resource]) -> list[Resource]:
+    return [r for r in resources if r.type in RESOURCE_TYPES.values()]
+
+
+def unknown_objects(rule: str, resources: Sequence[Resource], what: str) -> list[Finding]:
+    """One NOT_JUDGED finding for the Kubernetes objects a stack rule needs whose state is unknown: per object, or
+    once when none is known (a new cluster's first preview)."""
+    unknown = [r for r in resources if r.unknown]
+    if not unknown:
+        return []
+    if len(unknown) == len(resources):
+        return [not_judged(rule, None, f"{what}: the state of its {len(unknown)} object(s) is unknown until the "
+                                       "cluster and its Kubernetes provider exist")]
+    return [not_judged(rule, r, f"{what}: {r.label}", r.unknown) for r in unknown]
+
+
+@dataclass(frozen=True)
+class NodeGroup:
+    """A GPU node group gpu-dra manages, read from the `aws:eks/nodeGroup:NodeGroup` that pulumi-eks's
+    ManagedNodeGroup registers (pulumi/pulumi-eks@7bf0c1b1 nodejs/eks/nodes/nodegroup.ts:2090-2117)."""
+
+    resource: Resource
+    name: str
+    instance_types: list[str]
+    max_size: int
+    labels: dict[str, str]
+    taints: list[dict[str, Any]]  # {key, value, effect} with Kubernetes effect names
+
+
+def node_groups(resources: Iterable[Resource]) -> tuple[list[NodeGroup], list[Resource]]:
+    """The GPU node groups (those carrying gpu-dra's group label), and the node groups whose labels, instance types,
+    size or taints are unknown."""
+    effects = {v: k for k, v in EKS_TAINT_EFFECTS.items()}
+    found, unknown = [], []
+    for resource in resources:
+        if resource.type != NODE_GROUP_TYPE:
+            continue
+        props = resource.props
+        labels, scaling = props.get("labels") or {}, props.get("scalingConfig") or {}
+        types, taints = props.get("instanceTypes") or [], props.get("taints") or []
+        if UNKNOWN in (labels, scaling, types, taints) or (
+                isinstance(labels, Mapping) and NODE_GROUP_LABEL in labels
+                and unknown_paths([labels, scaling.get("maxSize"), types, taints])):
+            unknown.append(resource)
+            continue
+        if NODE_GROUP_LABEL not in labels:
+            continue  # the system group, or a group gpu-dra does not manage
+        found.append(NodeGroup(resource, str(labels[NODE_GROUP_LABEL]), [str(t) for t in types],
+                               int(scaling.get("maxSize", 0) or 0), {str(k): str(v) for k, v in labels.items()},
+                               [{"key": t.get("key"), "value": t.get("value"),
+                                 "effect": effects.get(t.get("effect"), t.get("effect"))} for t in taints]))
+    return found, unknown
+
+
+def dra_object_of(rule: str, resource: Resource) -> tuple[DeviceClass | ResourceClaim | None, list[Finding]]:
+    """The typed DRA object a rule judges, or the NOT_JUDGED finding of one not wholly known."""
+    if resource.type not in RESOURCE_TYPES.values():
+        return None, []
+    if resource.unknown:
+        return None, [not_judged(rule, resource, resource.label, resource.unknown)]
+    return resource.dra_object, []
+
+
+def stack_of(resource: Resource | None) -> str | None:
+    """The stack a resource belongs to, from its URN: urn:pulumi:<stack>::<project>::<type>::<name>."""
+    head = resource.urn.split("::", 1)[0] if resource else ""
+    return head.split(":", 2)[2] if head.startswith("urn:pulumi:") and head.count(":") == 2 else None

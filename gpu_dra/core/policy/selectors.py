@@ -1,0 +1,172 @@
+"""Rules on DRA selectors and claims: they compile, avoid what never matches, name existing classes, and can be
+allocated on the stack's fleet without a CEL runtime error."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Sequence
+from functools import lru_cache
+
+from gpu_dra.core.analysis.explain import (
+    CEL_COMPILE,
+    CEL_RUNTIME,
+    MISSING_CLASS,
+    ClaimReport,
+    Explainer,
+    claims_from_objects,
+    classes_from_objects,
+)
+from gpu_dra.core.analysis.inventory import GroupSpec, synthesize_groups
+from gpu_dra.core.checks.lint import SelectorContext, lint_selector
+from gpu_dra.core.checks.manifest_lint import selector_sites
+from gpu_dra.core.config.models import DRA_NODE_LABEL
+from gpu_dra.core.data import plain
+from gpu_dra.core.dra.cel import CompileError, check_selector
+from gpu_dra.core.dra.cel.lexer import tokenize
+from gpu_dra.core.dra.objects import ResourceClaim
+from gpu_dra.core.facts import nvidia
+from gpu_dra.core.findings import Finding
+from gpu_dra.core.policy.resources import (
+    RESOURCE_TYPES,
+    Context,
+    Resource,
+    dra_object_of,
+    dra_objects,
+    error,
+    node_groups,
+    not_judged,
+    stack_of,
+    unknown_objects,
+)
+from gpu_dra.core.yamlsource import format_path
+
+
+def dra_cel_compiles(resource: Resource, context: Context) -> list[Finding]:
+    obj, skipped = dra_object_of("dra-cel-compiles", resource)
+    consumable = context.target.enabled("DRAConsumableCapacity")
+    out = skipped
+    for path, expression, _ in selector_sites(obj):
+        try:
+            check_selector(expression, consumable_capacity=consumable)
+        except CompileError as problem:
+            if problem.kind != "unsupported":  # accepted by the API server; dra-cel-lint says it went unchecked
+                out.append(error("dra-cel-compiles", f"the API server would reject this selector: {problem.message}",
+                                 resource, format_path(path)))
+    return out
+
+
+def _conjunction(expressions: Sequence[str]) -> str:
+    return " && ".join(f"({e})" for e in expressions)
+
+
+def _lint_request(expression: str, class_selectors: Sequence[str], lint_context: SelectorContext) -> list[Finding]:
+    """A request's selector sees only the devices its class admits (the class's selectors run first): lint it behind
+    them, less what they say on their own, which dra-cel-lint reports on the class."""
+    behind = [e for e in class_selectors if tokenize(e) is not None]
+    if not behind:
+        return lint_selector(expression, lint_context)
+    own = set(lint_selector(_conjunction(behind), lint_context))
+    return [f for f in lint_selector(_conjunction([*behind, expression]), lint_context) if f not in own]
+
+
+def dra_cel_lint(resource: Resource, context: Context) -> list[Finding]:
+    obj, out = dra_object_of("dra-cel-lint", resource)
+    for path, expression, device_class in selector_sites(obj):
+        where = format_path(path)
+        try:
+            check_selector(expression, consumable_capacity=True)
+        except CompileError as problem:
+            if problem.kind == "unsupported":
+                out.append(error("dra-cel-lint", problem.message, resource, where, check="cel-unsupported"))
+        lint_context = SelectorContext(class_selector=device_class is None, target=context.target)
+        if device_class is None:
+            lints = lint_selector(expression, lint_context)
+        else:
+            behind = (context.device_classes or {}).get(device_class) or nvidia.CHART_CLASS_SELECTORS.get(
+                device_class, [])
+            lints = _lint_request(expression, behind, lint_context)
+        out += [error("dra-cel-lint", lint.message, resource, where, lint.fix, check=lint.rule) for lint in lints]
+    return out
+
+
+def dra_device_class_exists(resource: Resource, context: Context) -> list[Finding]:
+    if resource.type not in (RESOURCE_TYPES["ResourceClaim"], RESOURCE_TYPES["ResourceClaimTemplate"]):
+        return []
+    claim, out = dra_object_of("dra-device-class-exists", resource)
+    if not isinstance(claim, ResourceClaim):
+        return out
+    if context.device_classes is None:
+        return [not_judged("dra-device-class-exists", resource, "the pack config names no deviceClasses (write it "
+                                                                "with `gpu-dra check --stack S --pack-config`)")]
+    for request in claim.requests:
+        for choice in request.choices:
+            name = choice.device_class
+            if name and name not in context.device_classes and not nvidia.is_chart_device_class(name):
+                out.append(error(
+                    "dra-device-class-exists", f"device class {name!r} is neither declared by the stack nor "
+                    "installed by the chart; the pod would stay Pending ('device class ... does not exist')",
+                    resource, format_path((*choice.path, "deviceClassName")),
+                    "declare it under deviceClasses, or name one of the chart's: "
+                    + ", ".join(nvidia.CHART_DEVICE_CLASSES)))
+    return out
+
+
+def _explain_on_fleet(rule: str, resources: list[Resource], context: Context
+                      ) -> tuple[list[tuple[str, ClaimReport, Resource | None]], list[Finding]]:
+    """(claim, report, resource) for every claim and template on the fleet synthesized from the GPU node groups,
+    and what could not be judged."""
+    groups, unknown_groups = node_groups(resources)
+    objects = dra_objects(resources)
+    skipped = [not_judged(rule, r, "node group", r.unknown or ("labels, instanceTypes, scalingConfig or taints",))
+               for r in unknown_groups] + unknown_objects(rule, objects, "claims and classes")
+    known = [r for r in objects if not r.unknown]
+    specs = [GroupSpec(g.name, g.instance_types[0] if g.instance_types else "", g.max_size,
+                       g.labels.get(DRA_NODE_LABEL[0]) == DRA_NODE_LABEL[1]) for g in groups]
+    stack = json.dumps([[dataclasses.asdict(g) for g in specs], [plain(r.props) for r in known],
+                        context.target.driver_level, context.target.enabled("DRAConsumableCapacity")])
+    by_name = {r.label.split(" ", 1)[1]: r for r in known}
+    return [(claim, report, by_name.get(claim)) for claim, report in _fleet_reports(stack)], skipped
+
+
+@lru_cache(maxsize=2)
+def _fleet_reports(stack: str) -> tuple[tuple[str, ClaimReport], ...]:
+    """Every claim explained on the fleet synthesized from the node groups: the costliest thing the pack does, which
+    dra-claim-satisfiable and dra-selector-safe-on-fleet both read. Memoised on everything it depends on, as JSON
+    (the groups, the DRA objects, the driver release, the consumable-capacity gate), so that the two share one
+    explanation per stack, also under the engine, which hands each policy its own copy of the resources."""
+    groups, objects, level, consumable = json.loads(stack)
+    fleet = synthesize_groups([GroupSpec(**group) for group in groups], (level[0], level[1]))
+    if not fleet.devices:
+        return ()
+    explainer = Explainer(classes_from_objects(objects), consumable)
+    return tuple((claim.name, explainer.explain(claim, fleet)) for claim in claims_from_objects(objects))
+
+
+def _explain_command(claim: str, resource: Resource | None) -> str:
+    return f"`gpu-dra explain --stack {stack_of(resource) or '<this stack>'} --claim {claim}`"
+
+
+# What stops a claim before allocation that another rule reports: dra-cel-compiles (or dra-cel-lint, for what the
+# evaluator does not support), dra-selector-safe-on-fleet, dra-device-class-exists. An invalid claim (request fields
+# where its API version does not take them) only this rule sees, so it still reports that.
+_REPORTED_ELSEWHERE = frozenset({CEL_COMPILE, CEL_RUNTIME, MISSING_CLASS})
+
+
+def dra_claim_satisfiable(resources: list[Resource], context: Context) -> list[Finding]:
+    reports, out = _explain_on_fleet("dra-claim-satisfiable", resources, context)
+    for claim, report, resource in reports:
+        if report.allocatable or any(e.rule in _REPORTED_ELSEWHERE for e in report.errors):
+            continue
+        out.append(error("dra-claim-satisfiable", f"claim template {claim} cannot be allocated on any GPU node group "
+                         f"of this stack (at max size): {report.reason}", resource,
+                         fix=f"run {_explain_command(claim, resource)} for every device's reason"))
+    return out
+
+
+def dra_selector_safe_on_fleet(resources: list[Resource], context: Context) -> list[Finding]:
+    reports, out = _explain_on_fleet("dra-selector-safe-on-fleet", resources, context)
+    return out + [error("dra-selector-safe-on-fleet", f"{problem.message}: raised on devices this stack's node "
+                        "groups publish; one such error blocks every pod using the claim", resource,
+                        fix=f"guard the lookup; run {_explain_command(claim, resource)} for the devices it raises on")
+                  for claim, report, resource in reports for problem in report.errors if problem.rule == CEL_RUNTIME]
