@@ -186,14 +186,21 @@ def _device(device: Any, where: str, per_device: bool) -> SliceDevice:
                        bool(body.get("bindsToNode")))
 
 
-def parse_slice(obj: Mapping[str, Any], source: str) -> ResourceSlice:
-    """A ResourceSlice of any served version (v1, v1beta2, v1beta1) in the v1 shape."""
+def _named_spec(obj: Mapping[str, Any], kind: str, source: str,
+                needs: str = "") -> tuple[str, str, Mapping[str, Any]]:
+    """The object's name, `<source>: <kind> <name>` for messages, and its spec, which must be a mapping."""
     metadata = obj.get("metadata")
     name = str(metadata.get("name", "?")) if isinstance(metadata, Mapping) else "?"
-    where = f"{source}: ResourceSlice {name}"
+    where = f"{source}: {kind} {name}"
     spec = obj.get("spec")
     if not isinstance(spec, Mapping):
-        raise ObjectError(f"{where}: spec must be a mapping")
+        raise ObjectError(f"{where}: spec must be a mapping{needs}")
+    return name, where, spec
+
+
+def parse_slice(obj: Mapping[str, Any], source: str) -> ResourceSlice:
+    """A ResourceSlice of any served version (v1, v1beta2, v1beta1) in the v1 shape."""
+    name, where, spec = _named_spec(obj, "ResourceSlice", source)
     pool = _mapping(spec.get("pool"), f"{where}: spec.pool")
     try:
         parsed_pool = Pool(str(pool.get("name") or ""), int(pool.get("generation") or 0),
@@ -240,12 +247,7 @@ class DeviceTaintRule:
 def parse_taint_rule(obj: Mapping[str, Any], source: str) -> DeviceTaintRule:
     """A DeviceTaintRule of any served version (v1alpha3, v1beta2); a shape the API server would not store is an
     ObjectError naming the rule and the key."""
-    metadata = obj.get("metadata")
-    name = str(metadata.get("name", "?")) if isinstance(metadata, Mapping) else "?"
-    where = f"{source}: DeviceTaintRule {name}"
-    spec = obj.get("spec")
-    if not isinstance(spec, Mapping):
-        raise ObjectError(f"{where}: spec must be a mapping with deviceSelector and taint")
+    name, where, spec = _named_spec(obj, "DeviceTaintRule", source, " with deviceSelector and taint")
     taint = spec.get("taint")
     if not isinstance(taint, Mapping):
         raise ObjectError(f"{where}: spec.taint must be a mapping with key, value and effect")
