@@ -99,9 +99,10 @@ def _scaling(scaling: Scaling) -> dict[str, int]:
     return {"min_size": scaling.min, "desired_size": scaling.desired, "max_size": scaling.max}
 
 
-def _launch_template(name: str, group: NodeGroup, opts: pulumi.ResourceOptions) -> aws.ec2.LaunchTemplate:
-    """IMDSv2 only, a gp3 volume for container images, the capacity block, and Bottlerocket's device plugin off."""
-    settings = nodes.launch_template_settings(group)
+def _launch_template(name: str, group: NodeGroup, settings: nodes.LaunchTemplateSettings,
+                     opts: pulumi.ResourceOptions) -> aws.ec2.LaunchTemplate:
+    """IMDSv2 only, a gp3 volume for container images, the capacity block with its instance type, and Bottlerocket's
+    device plugin off."""
     return aws.ec2.LaunchTemplate(
         name,
         metadata_options={"http_endpoint": "enabled", "http_tokens": "required", "http_put_response_hop_limit": 2},
@@ -109,6 +110,7 @@ def _launch_template(name: str, group: NodeGroup, opts: pulumi.ResourceOptions) 
             "volume_size": group.disk_size, "volume_type": "gp3", "encrypted": "true",
             "delete_on_termination": "true"}}],
         user_data=settings.user_data_base64,
+        instance_type=settings.instance_type,
         instance_market_options={"market_type": "capacity-block"} if settings.capacity_block else None,
         capacity_reservation_specification={"capacity_reservation_target": {
             "capacity_reservation_id": group.capacity_reservation_id}} if settings.capacity_block else None,
@@ -171,6 +173,14 @@ class EksCluster(pulumi.ComponentResource):
             # deployments (pulumi_eks CoreDnsAddonOptions docstring); the EKS add-ons are declared below instead.
             coredns_addon_options={"enabled": False},
             kube_proxy_addon_options={"enabled": False},
+            # One vpc-cni add-on, declared with the other EKS add-ons below (one conflict policy, one place to
+            # configure them). Unset, pulumi-eks creates its own VpcCniAddon with an `aws.eks.Addon` "vpc-cni" and a
+            # second CreateAddon fails with "Addon already exists". useDefaultVpcCni does nothing but skip that
+            # add-on (pulumi/pulumi-eks@7bf0c1b1:nodejs/eks/cluster/cluster.ts:1089-1112, its only reader); the CNI
+            # itself stays: EKS installs it self-managed at creation (bootstrapSelfManagedAddons, true by default at
+            # cluster.ts:698-700) and the add-on below adopts it.
+            use_default_vpc_cni=True,
+            upgrade_policy=aws.eks.ClusterUpgradePolicyArgs(support_type=config.upgrade_policy.value),
             tags={nodes.STACK_TAG: stack.name, nodes.ENVIRONMENT_TAG: stack.config.environment.value},
             opts=protected)
 
@@ -187,16 +197,23 @@ class EksCluster(pulumi.ComponentResource):
         self.gpu_node_groups: list[pulumi.Resource] = []
         for group in stack.config.node_groups:
             group_name = names.node_group(name, group.name)
-            template = _launch_template(group_name, group, child)
+            settings = nodes.launch_template_settings(group)
+            template = _launch_template(group_name, group, settings, child)
             self.gpu_node_groups.append(eks.ManagedNodeGroup(
                 # A name prefix (EKS adds a suffix) lets a replacement group be created before the old one goes;
                 # the version is explicit because pulumi-eks copies it only when no launch template is given.
                 group_name, cluster=self.cluster, node_role=self.node_role, node_group_name_prefix=f"{group_name}-",
                 version=config.kubernetes_version,
-                instance_types=list(group.instance_types), ami_type=group.ami_type.value,
+                instance_types=None if settings.instance_type else list(group.instance_types),
+                ami_type=group.ami_type.value,
                 capacity_type=group.capacity_type.value,
                 subnet_ids=subnet_ids(plan.node_group_subnets(group)),
                 scaling_config=_scaling(group.scaling),
+                # EKS scales a Capacity Block group to 0 before the block ends and wants desired 0 for an upgrade
+                # (https://docs.aws.amazon.com/eks/latest/userguide/capacity-blocks-mng.html), so `up` must not set
+                # the desired size back: pulumi-eks then ignores scalingConfig.desiredSize on the NodeGroup
+                # (pulumi/pulumi-eks@7bf0c1b1:nodejs/eks/nodes/nodegroup.ts:2085-2087, 2119).
+                ignore_scaling_changes=True if settings.capacity_block else None,
                 labels=nodes.node_labels(group),
                 taints=[{"key": t.key, "value": t.value, "effect": nodes.EKS_TAINT_EFFECTS[t.effect.value]}
                         for t in nodes.node_taints(group)],
@@ -241,8 +258,12 @@ def cluster_access(stack: Stack) -> tuple[ClusterAccess, dict[str, pulumi.Input]
                                 opts=pulumi.ResourceOptions(additional_secret_outputs=["kubeconfig"]))
         return ClusterAccess(provider, []), {"clusterName": config.name}
     cluster = EksCluster(stack)
-    provider = k8s.Provider("cluster", kubeconfig=cluster.kubeconfig, opts=pulumi.ResourceOptions(
-        parent=cluster, additional_secret_outputs=["kubeconfig"]))
+    # The cluster's name identifies it: with clusterIdentifier set and unchanged, a kubeconfig that changes or is
+    # computed (any update of the EKS cluster makes it unknown in preview) updates the provider instead of replacing
+    # it and every Kubernetes object with it (https://www.pulumi.com/registry/packages/kubernetes/api-docs/provider/,
+    # clusterIdentifier; pulumi/pulumi-kubernetes@94977969d:provider/pkg/provider/provider.go:486-516).
+    provider = k8s.Provider("cluster", kubeconfig=cluster.kubeconfig, cluster_identifier=config.name,
+                            opts=pulumi.ResourceOptions(parent=cluster, additional_secret_outputs=["kubeconfig"]))
     outputs: dict[str, pulumi.Input] = {
         "clusterName": config.name,
         "endpoint": cluster.cluster.core.apply(lambda core: core.endpoint),

@@ -6,8 +6,9 @@ the policy tests mutate, one field per case.
 
 By default the stack is a production one (so eks-hardening and no-alpha-in-production are active) on EKS 1.34: an
 encrypted, private, protected cluster; a protected L40S node group for DRA and one still on NVIDIA's device plugin,
-each plugin's chart kept off the other's nodes; the pinned DRA driver chart; a DeviceClass; an `inference` team with
-a quota and a claim template for that class; an `ops` team labelled for admin access whose template uses it.
+each plugin's chart kept off the other's nodes (both at desired size 1: a DRA group at 0 gets no node); the pinned
+DRA driver chart; a DeviceClass for whole GPUs; an `inference` team with a quota and a claim template for that class;
+an `ops` team labelled for admin access whose template uses it, its quota one `All` claim's worth (32).
 The pack config is derived from the registrations as `gpu-dra check --pack-config` derives it from a stack.
 """
 
@@ -47,6 +48,9 @@ GPU_TAINT = {"key": "nvidia.com/gpu", "value": "true", "effect": "NO_SCHEDULE"}
 GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
 L40S_SELECTOR = ("device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].productName.matches('L40S')"
                  " && device.attributes['gpu.nvidia.com'].type == 'gpu'")
+# What the shorthand `match: {migProfiles: [1g.10gb]}` compiles to.
+MIG_SELECTOR = ("device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'mig' && "
+                "device.attributes['gpu.nvidia.com'].profile in ['1g.10gb']")
 
 
 def urn(type_: str, name: str) -> str:
@@ -74,6 +78,13 @@ def _template(namespace: str, name: str, request: Mapping[str, Any]) -> dict[str
 def _quota(namespace: str, hard: Mapping[str, str]) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "ResourceQuota", "metadata": _meta("gpu-dra-devices", namespace),
             "spec": {"hard": dict(hard)}}
+
+
+def device_class(name: str, *expressions: str) -> Registered:
+    """A stack DeviceClass `name` with these CEL selectors, as the program registers one."""
+    return resource(DEVICE_CLASS, f"deviceclass-{name}", {
+        "apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": _meta(name),
+        "spec": {"selectors": [{"cel": {"expression": e}} for e in expressions]}})
 
 
 def happy_resources(environment: str = "prod", kubernetes_version: str = "1.34") -> list[Registered]:
@@ -131,8 +142,9 @@ def happy_resources(environment: str = "prod", kubernetes_version: str = "1.34")
                                        "count": 1.0}})),
         resource(NAMESPACE, "ops-namespace", {"apiVersion": "v1", "kind": "Namespace", "metadata": _meta(
             "gpu-ops", labels={"team": "platform", ADMIN_ACCESS_LABEL: "true"})}),
+        # An allocationMode All claim is charged 32 devices (AllocationResultsMaxSize), however many the node has.
         resource(QUOTA, "ops-quota", _quota("gpu-ops", {
-            "count/resourceclaims.resource.k8s.io": "4", "gpu.nvidia.com.deviceclass.resource.k8s.io/devices": "8"})),
+            "count/resourceclaims.resource.k8s.io": "4", "gpu.nvidia.com.deviceclass.resource.k8s.io/devices": "32"})),
         resource(TEMPLATE, "ops.all-gpus-monitoring", _template("gpu-ops", "all-gpus-monitoring", {
             "name": "gpus", "exactly": {"deviceClassName": "gpu.nvidia.com", "allocationMode": "All",
                                         "adminAccess": True}})),
@@ -180,6 +192,11 @@ def mutate(resources: Sequence[Registered], target: str, path: Sequence[str] = (
     new = dataclasses.replace(old, inputs=props, outputs=mock_outputs(old.type, old.name, props),
                               protect=old.protect if protect is None else protect)
     return [new if r is old else r for r in resources]
+
+
+def add(resources: Sequence[Registered], *more: Registered) -> list[Registered]:
+    """A copy of `resources` with `more` registered after them."""
+    return [*resources, *more]
 
 
 def remove(resources: Sequence[Registered], target: str) -> list[Registered]:

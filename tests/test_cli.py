@@ -10,7 +10,7 @@ from pathlib import Path
 
 import yaml
 
-from .conftest import ROOT, Project
+from .conftest import ROOT, STACKS, Project
 
 
 def gpu_dra(*args: str, cwd: Path = ROOT, input: str | None = None) -> subprocess.CompletedProcess[str]:
@@ -38,7 +38,8 @@ def test_preview_json_lists_every_resource_with_inputs(tmp_path: Path) -> None:
     assert {"type", "name", "parent", "inputs"} <= set(resources[0])
     by_name = {(r["type"], r["name"]): r for r in resources}
     group = by_name[("eks:index:ManagedNodeGroup", "gpu-prod-h100")]
-    assert group["inputs"]["scalingConfig"] == {"desiredSize": 2.0, "maxSize": 4.0, "minSize": 0.0}
+    # a capacity block: desired 0, EKS sizes it within the block's window (pulumi ignores scaling changes)
+    assert group["inputs"]["scalingConfig"] == {"desiredSize": 0.0, "maxSize": 4.0, "minSize": 0.0}
     assert group["parent"].endswith("gpu-dra:cluster:EksCluster::gpu-prod")
 
 
@@ -46,7 +47,7 @@ def test_render_writes_only_manifests(tmp_path: Path) -> None:
     result = gpu_dra("render", "--stack", "staging", "--out", str(tmp_path / "out"))
     assert result.returncode == 0, result.stderr
     files = sorted(p.relative_to(tmp_path / "out").as_posix() for p in (tmp_path / "out").rglob("*.yaml"))
-    assert "_cluster/deviceclass-mig-1g.10gb.yaml" in files
+    assert "_cluster/deviceclass-gpu-h100.yaml" in files
     assert len(files) == len(result.stdout.splitlines())
 
 
@@ -134,3 +135,36 @@ def test_every_verb_has_help_with_examples_of_itself() -> None:
     for name, parser in verbs.items():
         help_text = parser.format_help()
         assert "examples:" in help_text and f"gpu-dra {name}" in help_text.split("examples:")[1], name
+
+
+def test_check_reports_every_stack_then_exits_2_on_a_config_error(project: Project) -> None:
+    """A broken stack no longer hides the others: each is in the report, the broken one with its errors."""
+    project.edit_stack("prod", lambda config: config["gpu-dra:cluster"].update(nmae="x"))
+    line = next(n for n, text in enumerate((project.root / "stacks/Pulumi.prod.yaml").read_text().splitlines(), 1)
+                if "nmae" in text)
+    result = gpu_dra("--project-dir", str(project.root), "check", "--all-stacks", "--format", "json")
+    assert result.returncode == 2
+    stacks = {entry["stack"]: entry for entry in json.loads(result.stdout)["stacks"]}
+    assert sorted(stacks) == ["dev", "prod", "staging"]
+    [error] = [e for e in stacks["prod"]["configErrors"] if e["path"] == "gpu-dra:cluster.nmae"]
+    assert (error["file"], error["line"], error["rule"]) == ("stacks/Pulumi.prod.yaml", line, "config")
+    assert f"stacks/Pulumi.prod.yaml:{line}: gpu-dra:cluster.nmae: unknown key" in result.stderr
+    text = gpu_dra("--project-dir", str(project.root), "check", "--all-stacks")
+    assert text.returncode == 2
+    assert "stack prod: not checked: " in text.stdout and "stack dev: " in text.stdout
+
+
+def test_a_team_file_mistake_is_one_sarif_result_naming_each_stack_it_stops(project: Project) -> None:
+    path = project.root / "stacks/teams/inference.yaml"
+    path.write_text(path.read_text().replace("claims: 64", "claims: !!int abc", 1))
+    line = next(n for n, text in enumerate(path.read_text().splitlines(), 1) if "!!int abc" in text)
+    users = [s for s in sorted(STACKS) if "inference" in yaml.safe_load(
+        (project.root / f"stacks/Pulumi.{s}.yaml").read_text())["config"]["gpu-dra:teams"]]
+    result = gpu_dra("--project-dir", str(project.root), "check", "--all-stacks", "--format", "sarif")
+    assert result.returncode == 2
+    [found] = [r for r in json.loads(result.stdout)["runs"][0]["results"]
+               if r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "stacks/teams/inference.yaml"]
+    assert len(users) >= 2 and found["properties"] == {"stacks": users}
+    assert (found["ruleId"], found["level"]) == ("config", "error")
+    assert found["locations"][0]["physicalLocation"]["region"] == {"startLine": line}
+    assert found["message"]["text"].startswith(f"[{', '.join(users)}] quota.claims: ")

@@ -9,10 +9,11 @@ from typing import Any
 import pytest
 
 from gpu_dra.core.config.loader import load_stack
-from gpu_dra.core.config.models import Environment
+from gpu_dra.core.config.models import Environment, SupportType
+from gpu_dra.core.facts.gates import DEFAULT_KUBERNETES_VERSION
 from gpu_dra.core.findings import ConfigError, Finding
 
-from .conftest import ROOT, STACKS, Project
+from .conftest import ROOT, STACKS, Project, named
 
 
 @pytest.mark.parametrize("stack", STACKS)
@@ -89,8 +90,11 @@ STACK_MISTAKES = [
      "gpu-dra:cluster.endpoint.publicAccessCidrs[0]: prod's API endpoint is never open to the world"),
     ("public-without-cidrs", ["gpu-dra:cluster", "endpoint"], {"publicAccess": True},
      "gpu-dra:cluster.endpoint.publicAccessCidrs: publicAccess needs the CIDRs"),
-    ("device-plugin-with-dra-label", ["gpu-dra:nodeGroups", 2, "labels"], {"nvidia.com/gpu.present": "true"},
-     "gpu-dra:nodeGroups[2].labels: nvidia.com/gpu.present schedules the DRA kubelet plugin"),
+    ("forged-allocation-label", ["gpu-dra:nodeGroups", 2, "labels"], {"gpu-dra.io/allocation": "dra"},
+     "gpu-dra:nodeGroups[2].labels: gpu-dra.io/allocation: gpu-dra.io/ labels are gpu-dra's own (set from "
+     "allocationMode and the group's name, and they decide which GPU plugin serves the nodes); remove it"),
+    ("forged-node-group-label", ["gpu-dra:nodeGroups", 0, "labels"], {"gpu-dra.io/node-group": "l40s"},
+     "gpu-dra:nodeGroups[0].labels: gpu-dra.io/node-group: gpu-dra.io/ labels are gpu-dra's own"),
     ("arm-ami-on-x86", ["gpu-dra:nodeGroups", 1, "amiType"], "AL2023_ARM_64_NVIDIA",
      "gpu-dra:nodeGroups[1].amiType: AL2023_ARM_64_NVIDIA is for arm64 but g6e.12xlarge is x86_64"),
     ("capacity-block-without-reservation", ["gpu-dra:nodeGroups", 0, "capacityReservationId"], None,
@@ -113,6 +117,14 @@ STACK_MISTAKES = [
      "gpu-dra:draDriver.namespace: the chart refuses the default namespace"),
     ("driver-version-range", ["gpu-dra:draDriver", "version"], "^0.4",
      "gpu-dra:draDriver.version: '^0.4' does not have the expected form"),
+    ("driver-version-unreleased", ["gpu-dra:draDriver", "version"], "0.99.0",
+     "stacks/Pulumi.prod.yaml: gpu-dra:draDriver.version: dra-driver-nvidia-gpu 0.99.0 is not a release of that "
+     "chart; releases gpu-dra supports: 0.4.0, 0.4.1"),
+    ("driver-version-of-the-other-line", ["gpu-dra:draDriver", "version"], "25.12.0",
+     "gpu-dra:draDriver.version: dra-driver-nvidia-gpu 25.12.0 is not a release of that chart (25.12.0 is a release "
+     "of nvidia-dra-driver-gpu: set chart: nvidia-dra-driver-gpu)"),
+    ("upgrade-policy-misspelt", ["gpu-dra:cluster", "upgradePolicy"], "EXTENDED_SUPPORT",
+     "gpu-dra:cluster.upgradePolicy: must be one of 'STANDARD' or 'EXTENDED' (got 'EXTENDED_SUPPORT')"),
     ("feature-gates-on-eks", ["gpu-dra:cluster", "featureGates"], {"DRAConsumableCapacity": True},
      "gpu-dra:cluster.featureGates: EKS runs no alpha feature gates"),
     ("misspelt-namespace", ["gpu-draa:teams"], {},
@@ -212,6 +224,63 @@ def test_every_problem_is_reported_at_once(project: Project) -> None:
         text = (project.root / problem.file).read_text().splitlines()
         assert problem.line is not None and expected[problem.file, problem.path] in text[problem.line - 1], problem
     assert str(problems[0]).startswith(f"{problems[0].file}:{problems[0].line}: {problems[0].path}: ")
+
+
+@pytest.mark.parametrize("cidr,reserved", [
+    ("203.0.113.0/24", "is an address range reserved for documentation (RFC 5737)"),
+    ("198.51.100.0/24", "is an address range reserved for documentation (RFC 5737)"),
+    ("192.0.2.0/24", "is an address range reserved for documentation (RFC 5737)"),
+    ("203.0.113.7/32", "is inside 203.0.113.0/24, an address range reserved for documentation (RFC 5737)"),
+    ("2001:db8:1::/48", "is inside 2001:db8::/32, an address range reserved for documentation (RFC 3849)"),
+])
+def test_documentation_ranges_are_refused_as_endpoint_cidrs(project: Project, cidr: str, reserved: str) -> None:
+    """dev and staging allowed the API from 203.0.113.0/24 only: it looks like an office range but admits nobody.
+    Any stack, not only prod, is told which file and key to fix and what to put there."""
+    project.edit_stack("dev", _set(["gpu-dra:cluster", "endpoint"],
+                                   {"publicAccess": True, "publicAccessCidrs": ["52.94.76.0/22", cidr]}))
+    (problem,) = _problems_of(project, "dev")
+    assert (problem.file, problem.path) == ("stacks/Pulumi.dev.yaml", "gpu-dra:cluster.endpoint.publicAccessCidrs[1]")
+    assert problem.message == (f"{cidr} {reserved}: it admits nobody. Set the egress CIDRs of the networks you run "
+                               "kubectl and `pulumi up` from (your office or VPN), or publicAccess: false to keep the "
+                               "endpoint private")
+    assert cidr in _line_of(project, problem)
+
+
+def test_dev_keeps_its_endpoint_private_until_someone_sets_real_cidrs() -> None:
+    endpoint = load_stack(ROOT, "dev").config.cluster.endpoint
+    assert (endpoint.private_access, endpoint.public_access, endpoint.public_access_cidrs) == (True, False, [])
+
+
+def test_a_device_plugin_group_may_carry_gpu_present(project: Project) -> None:
+    """From 1.35 the AL2023 nodeadm labels every NVIDIA node nvidia.com/gpu.present=true, device-plugin nodes too, so
+    the label decides nothing and refusing it protected nothing; gpu-dra.io/allocation keeps the plugins apart."""
+    def label(config: dict[str, Any]) -> None:
+        named(config["gpu-dra:nodeGroups"], "legacy-a10g")["labels"] = {"nvidia.com/gpu.present": "true"}
+    project.edit_stack("prod", label)
+    (group,) = [g for g in load_stack(project.root, "prod").config.node_groups if g.name == "legacy-a10g"]
+    assert group.labels == {"nvidia.com/gpu.present": "true"}
+
+
+def test_upgrade_policy_defaults_to_standard_and_is_eks_only(project: Project) -> None:
+    """EKS and pulumi-eks default to EXTENDED, which bills a version left behind; gpu-dra asks for it explicitly."""
+    prod = load_stack(ROOT, "prod").config.cluster
+    assert "upgrade_policy" not in prod.model_fields_set and prod.upgrade_policy is SupportType.STANDARD
+    project.edit_stack("prod", _set(["gpu-dra:cluster", "upgradePolicy"], "EXTENDED"))
+    assert load_stack(project.root, "prod").config.cluster.upgrade_policy is SupportType.EXTENDED
+
+    def existing(config: dict[str, Any]) -> None:
+        config["gpu-dra:cluster"] = {"name": "lab", "platform": "existing", "kubeconfig": {"path": "~/.kube/config"},
+                                     "upgradePolicy": "STANDARD"}
+    project.edit_stack("dev", existing)
+    assert [(p.path, p.message) for p in _problems_of(project, "dev")] == [
+        ("gpu-dra:cluster.upgradePolicy", "only for platform eks; an existing cluster's support is its provider's")]
+
+
+def test_a_stack_without_kubernetes_version_gets_the_default(project: Project) -> None:
+    def drop(config: dict[str, Any]) -> None:
+        del config["gpu-dra:cluster"]["kubernetesVersion"]
+    project.edit_stack("prod", drop)
+    assert load_stack(project.root, "prod").config.cluster.kubernetes_version == DEFAULT_KUBERNETES_VERSION == "1.35"
 
 
 def test_unknown_kubernetes_gate_is_named_with_the_known_ones(project: Project) -> None:
@@ -350,7 +419,10 @@ def test_a_repeated_stack_key_is_refused(project: Project) -> None:
     _replace(project, "stacks/Pulumi.dev.yaml", "  gpu-dra:teams:", "  gpu-dra:environment: prod\n  gpu-dra:teams:")
     (problem,) = _problems_of(project, "dev")
     assert (problem.file, problem.path) == ("stacks/Pulumi.dev.yaml", "config.gpu-dra:environment"), problem
-    assert problem.message == "repeats the key 'gpu-dra:environment' of line 5, and the last one would win; keep one"
+    first = next(i for i, line in enumerate((ROOT / "stacks/Pulumi.dev.yaml").read_text().splitlines(), 1)
+                 if line.startswith("  gpu-dra:environment:"))
+    assert problem.message == (f"repeats the key 'gpu-dra:environment' of line {first}, and the last one would win; "
+                               "keep one")
     assert _line_of(project, problem) == "  gpu-dra:environment: prod"
 
 

@@ -101,18 +101,20 @@ def test_prod_cluster_has_one_eks_cluster_child_with_the_key_and_endpoint_access
 
 
 def test_public_access_cidrs_are_passed_when_given() -> None:
-    child = one(view("dev"), "aws:eks/cluster:Cluster")
-    cidrs = list(load_stack(ROOT, "dev").config.cluster.endpoint.public_access_cidrs)
-    assert cidrs and child.inputs["vpcConfig"]["publicAccessCidrs"] == cidrs
+    cidrs = ["198.18.0.0/24"]  # not a documentation range, which the loader refuses
+    registrations = with_inputs("dev", "eks:index:Cluster",
+                                lambda inputs: inputs.update(endpointPublicAccess=True, publicAccessCidrs=cidrs))
+    child = one(engine_view(registrations), "aws:eks/cluster:Cluster")
+    assert child.inputs["vpcConfig"]["publicAccessCidrs"] == cidrs
     assert child.outputs["vpcConfig"]["publicAccessCidrs"] == cidrs
 
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_remote_components_have_no_inputs_and_their_registered_outputs(stack: str) -> None:
     resources = view(stack)
-    remote = [r for r in resources if r.type in engine_shapes.REMOTE_COMPONENTS + (engine_shapes.VPC_CNI_ADDON,)]
+    remote = [r for r in resources if r.type in engine_shapes.REMOTE_COMPONENTS]
     assert {r.type for r in remote} >= {"eks:index:Cluster", "eks:index:ManagedNodeGroup",
-                                        "kubernetes:helm.sh/v4:Chart", "eks:index:VpcCniAddon"}
+                                        "kubernetes:helm.sh/v4:Chart"}
     assert all(r.inputs == {} for r in remote)
     cluster = one(resources, "eks:index:Cluster")
     assert set(cluster.outputs) == EKS_OUTPUT_KEYS
@@ -124,21 +126,29 @@ def test_remote_components_have_no_inputs_and_their_registered_outputs(stack: st
     assert all(r.outputs == {} for r in resources if r.type == "kubernetes:helm.sh/v4:Chart")
 
 
+@pytest.mark.parametrize("stack", STACKS)
+def test_the_engine_sees_one_vpc_cni_addon_the_programs(stack: str) -> None:
+    """The program sets useDefaultVpcCni, so pulumi-eks registers no VpcCniAddon beside the program's add-on."""
+    resources = view(stack)
+    assert not [r for r in resources if r.type == engine_shapes.VPC_CNI_ADDON]
+    assert "vpcCni" not in one(resources, "eks:index:Cluster").outputs["core"]
+    addon = one([r for r in resources if r.type == "aws:eks/addon:Addon" and r.inputs["addonName"] == "vpc-cni"],
+                "aws:eks/addon:Addon")
+    assert addon.parent == one(resources, "gpu-dra:cluster:EksCluster").urn
+
+
 def test_vpc_cni_addon_is_registered_unless_use_default_vpc_cni() -> None:
-    resources = view("prod")
+    def default(inputs: dict[str, Any]) -> None:
+        del inputs["useDefaultVpcCni"]
+
+    resources = engine_view(with_inputs("prod", "eks:index:Cluster", default))
     cluster = one(resources, "eks:index:Cluster")
     addon_component = one(children(resources, cluster), "eks:index:VpcCniAddon")
     addon = one(children(resources, addon_component), "aws:eks/addon:Addon")
     assert addon.name == addon_component.name == "gpu-prod-vpc-cni"
     assert addon.inputs["addonName"] == "vpc-cni" and addon.inputs["clusterName"] == "gpu-prod"
     assert addon_component.outputs == {"addon": "gpu-prod:vpc-cni"} == {"addon": addon.outputs["id"]}
-
-    def opt_out(inputs: dict[str, Any]) -> None:
-        inputs["useDefaultVpcCni"] = True
-
-    changed = engine_view(with_inputs("prod", "eks:index:Cluster", opt_out))
-    assert not [r for r in changed if r.type == "eks:index:VpcCniAddon"]
-    assert "vpcCni" not in one(changed, "eks:index:Cluster").outputs["core"]
+    assert cluster.outputs["core"]["vpcCni"] == addon_component.urn
 
 
 # ---------------------------------------------------------------------------------------- eks:index:ManagedNodeGroup
@@ -159,6 +169,12 @@ def test_node_group_child_inputs_follow_pulumi_eks() -> None:
         assert len(name) - len(group.inputs["nodeGroupNamePrefix"]) == 26
         assert child.outputs["id"] == f"gpu-prod:{name}" and child.outputs["status"] == "ACTIVE"
         assert child.inputs.get("launchTemplate") == group.inputs.get("launchTemplate")
+    # A Capacity Block group's type is in its launch template: none on the NodeGroup, in inputs or in state.
+    h100 = one(resources, "aws:eks/nodeGroup:NodeGroup", "gpu-prod-h100")
+    assert "instanceTypes" not in h100.inputs and "instanceTypes" not in h100.outputs
+    assert one(resources, "aws:ec2/launchTemplate:LaunchTemplate", "gpu-prod-h100").outputs["instanceType"] == \
+        "p5.48xlarge"
+    assert "ignoreScalingChanges" not in h100.inputs  # a resource option on the NodeGroup, not an input
     # No version and no launch template: the cluster's version; the disk size stays.
     system = one(resources, "aws:eks/nodeGroup:NodeGroup", "gpu-prod-system")
     assert system.inputs["version"] == "1.35" and system.inputs["diskSize"] == 100
@@ -312,9 +328,8 @@ def test_every_urn_is_the_engines(stack: str, first_preview: bool) -> None:
             assert r.parent == f"urn:pulumi:{stack}::gpu-dra::pulumi:pulumi:Stack::gpu-dra-{stack}"
             assert chain == r.type
     modelled = [r for r in resources if r.parent in by_urn and by_urn[r.parent].type in
-                engine_shapes.REMOTE_COMPONENTS + (engine_shapes.VPC_CNI_ADDON,)]
-    assert {r.type for r in modelled} >= {"aws:eks/cluster:Cluster", "aws:eks/nodeGroup:NodeGroup",
-                                          "aws:eks/addon:Addon"}
+                engine_shapes.REMOTE_COMPONENTS]
+    assert {r.type for r in modelled} >= {"aws:eks/cluster:Cluster", "aws:eks/nodeGroup:NodeGroup"}
 
 
 # ------------------------------------------------------------------------------------------------ first preview

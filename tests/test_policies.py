@@ -23,8 +23,9 @@ from gpu_dra.cli.offline import ProgramRun, Registration, run_program
 from gpu_dra.core import policy
 from gpu_dra.core.analysis.explain import Explainer
 from gpu_dra.core.config.loader import build_stack, load_stack, stack_values
+from gpu_dra.core.data import UNKNOWN
 from gpu_dra.core.facts.engine_shapes import Registered
-from gpu_dra.core.findings import ERROR, Finding
+from gpu_dra.core.findings import ERROR, NOT_JUDGED, Finding
 from gpu_dra.core.policy import selectors as selector_rules
 from gpu_dra.core.render.manifests import ADMIN_ACCESS_LABEL
 from gpu_dra.policypack import violation_message
@@ -33,7 +34,10 @@ from .conftest import ROOT, STACKS, Project, named
 from .policy_builders import (
     DELETE,
     L40S_SELECTOR,
+    MIG_SELECTOR,
+    add,
     analyze,
+    device_class,
     engine,
     find,
     happy_resources,
@@ -45,6 +49,7 @@ from .policy_builders import (
 from .test_cli import gpu_dra
 
 TODAY = {"today": "2026-11-29"}
+TODAY_CONFIG = {"kubernetes-version-supported": TODAY}
 
 TEMPLATE = "ResourceClaimTemplate/inference.l40s"
 REQUEST = ("spec", "spec", "devices", "requests", "[gpu]", "exactly")
@@ -54,6 +59,9 @@ CLASS = "DeviceClass/deviceclass-gpu-l40s"
 DRA_CHART = "Chart/nvidia-dra-driver"
 PLUGIN_CHART = "Chart/nvidia-device-plugin"
 EKS_CLUSTER = "Cluster/gpu-prod-eksCluster"  # the aws:eks/cluster:Cluster pulumi-eks registers for Cluster/gpu-prod
+L40S_GROUP = "ManagedNodeGroup/gpu-prod-l40s"
+OPS_TEMPLATE = "ResourceClaimTemplate/ops.all-gpus-monitoring"
+MIG_CLASS = "DeviceClass/deviceclass-mig-1g.10gb"
 
 
 def selectors(*expressions: str) -> list[dict[str, Any]]:
@@ -98,10 +106,12 @@ CASES = [
          f"{REQUEST_AT}.{SELECTOR_AT}"),
     case("the template's class removed, reported once", "dra-device-class-exists", lambda r: remove(r, CLASS),
          TEMPLATE, f"{REQUEST_AT}.deviceClassName"),
-    case("more GPUs than a node of the group has", "dra-claim-satisfiable", lambda r: mutate(
-        r, TEMPLATE, (*REQUEST, "count"), 5.0), TEMPLATE, ""),
+    case("more GPUs than a node of the group has (within the quota)", "dra-claim-satisfiable", lambda r: mutate(
+        r, TEMPLATE, (*REQUEST, "count"), 2.0), TEMPLATE, ""),
     case("the L40S group turned into L4s", "dra-claim-satisfiable", lambda r: mutate(
-        r, "ManagedNodeGroup/gpu-prod-l40s", ("instanceTypes",), ["g6.xlarge"]), TEMPLATE, ""),
+        r, L40S_GROUP, ("instanceTypes",), ["g6.xlarge"]), TEMPLATE, ""),
+    case("a MIG class no node group serves", "dra-mig-class-servable", lambda r: add(
+        r, device_class("mig-1g.10gb", MIG_SELECTOR)), MIG_CLASS, f"spec.{SELECTOR_AT}"),
     case("a version compared with a string", "dra-selector-safe-on-fleet", lambda r: mutate(
         r, CLASS, ("spec", "selectors"),
         selectors(L40S_SELECTOR + " && device.attributes['gpu.nvidia.com'].driverVersion >= '570'")), TEMPLATE, ""),
@@ -149,6 +159,14 @@ CASES = [
     case("the template's class uncapped", "team-quota-required", lambda r: mutate(
         r, "ResourceQuota/inference-quota", ("spec", "hard", "gpu-l40s.deviceclass.resource.k8s.io/devices"),
         DELETE), TEMPLATE, f"{REQUEST_AT}.deviceClassName"),
+    case("a quota below one claim's count", "team-quota-required", lambda r: mutate(
+        r, "ResourceQuota/inference-quota", ("spec", "hard", "gpu-l40s.deviceclass.resource.k8s.io/devices"), "0"),
+         TEMPLATE, f"{REQUEST_AT}.count"),
+    case("an All claim, charged 32, above its quota", "team-quota-required", lambda r: mutate(
+        r, "ResourceQuota/ops-quota", ("spec", "hard", "gpu.nvidia.com.deviceclass.resource.k8s.io/devices"), "8"),
+         OPS_TEMPLATE, "spec.spec.devices.requests[0].exactly.allocationMode"),
+    case("a DRA group at desired size 0", "dra-group-has-capacity", lambda r: mutate(
+        r, L40S_GROUP, ("scalingConfig", "desiredSize"), 0.0), "NodeGroup/gpu-prod-l40s", "scalingConfig.desiredSize"),
     case("an unprotected cluster", "eks-hardening", lambda r: mutate(r, "Cluster/gpu-prod", protect=False),
          EKS_CLUSTER, ""),
     case("a public endpoint without CIDRs", "eks-hardening", lambda r: mutate(
@@ -221,6 +239,118 @@ def test_a_namespaces_uncapped_claims_are_reported_once_on_its_quota() -> None:
          "spec.hard['count/resourceclaims.resource.k8s.io']")]
 
 
+def _first_available(*alternatives: tuple[str, str, float]) -> list[dict[str, Any]]:
+    """One request `gpu` whose alternatives are (name, class, count)."""
+    return [{"name": "gpu", "firstAvailable": [
+        {"name": name, "deviceClassName": klass, "allocationMode": "ExactCount", "count": count}
+        for name, klass, count in alternatives]}]
+
+
+def _capped(resources: list[Registered], klass: str, devices: str) -> list[Registered]:
+    return mutate(resources, "ResourceQuota/inference-quota",
+                  ("spec", "hard", f"{klass}.deviceclass.resource.k8s.io/devices"), devices)
+
+
+def test_first_available_is_charged_its_largest_alternative_of_every_class() -> None:
+    """Quota admission charges a firstAvailable request, for each class it names, its largest alternative of that
+    class, all classes at once: an L40S first and three of any GPU else is charged 1 gpu-l40s and 3 gpu.nvidia.com,
+    though only one alternative is ever allocated."""
+    requests = ("spec", "spec", "devices", "requests")
+    resources = _capped(happy_resources(), "gpu.nvidia.com", "2")
+    resources = mutate(resources, TEMPLATE, requests, _first_available(
+        ("l40s", "gpu-l40s", 1.0), ("any-small", "gpu.nvidia.com", 2.0), ("any", "gpu.nvidia.com", 3.0)))
+    assert placed(run_rules(resources)["team-quota-required"]) == [
+        ("team-quota-required", urn(resources, TEMPLATE), "spec.spec.devices.requests[0].firstAvailable[2].count")]
+    resources = _capped(resources, "gpu.nvidia.com", "3")
+    assert run_rules(resources) == {}
+    # The first alternative's class is charged too: a quota of 0 there refuses the claim whatever the fallback.
+    assert placed(run_rules(_capped(resources, "gpu-l40s", "0"))["team-quota-required"]) == [
+        ("team-quota-required", urn(resources, TEMPLATE), "spec.spec.devices.requests[0].firstAvailable[0].count")]
+
+
+def test_a_claims_requests_of_one_class_add_up() -> None:
+    """Two requests of one L40S each, under a quota of 1: charged 2, reported once, where the count is written."""
+    requests = ("spec", "spec", "devices", "requests")
+    one = {"deviceClassName": "gpu-l40s", "allocationMode": "ExactCount"}
+    resources = mutate(_capped(happy_resources(), "gpu-l40s", "1"), TEMPLATE, requests,
+                       [{"name": "a", "exactly": {**one, "count": 1.0}}, {"name": "b", "exactly": one}])
+    assert placed(run_rules(resources)["team-quota-required"]) == [
+        ("team-quota-required", urn(resources, TEMPLATE), "spec.spec.devices.requests[0].exactly.count")]
+
+
+def test_a_quota_exactly_one_claims_worth_passes() -> None:
+    """ops' All claim is charged 32 (the happy path's quota): 31 refuses it, 32 does not."""
+    path = ("spec", "hard", "gpu.nvidia.com.deviceclass.resource.k8s.io/devices")
+    assert run_rules(mutate(happy_resources(), "ResourceQuota/ops-quota", path, "32")) == {}
+    assert set(run_rules(mutate(happy_resources(), "ResourceQuota/ops-quota", path, "31"))) == {"team-quota-required"}
+
+
+@pytest.mark.parametrize("environment", ["dev", "prod"])
+def test_a_capacity_block_group_may_stay_at_zero(environment: str) -> None:
+    """EKS scales a capacity block's group itself within the block's window, so desired 0 is no violation there."""
+    resources = mutate(happy_resources(environment), L40S_GROUP, ("scalingConfig", "desiredSize"), 0.0)
+    resources = mutate(resources, L40S_GROUP, ("capacityType",), "CAPACITY_BLOCK")
+    assert "dra-group-has-capacity" not in run_rules(resources)
+
+
+def test_a_device_plugin_group_at_zero_is_not_a_dra_group() -> None:
+    resources = mutate(happy_resources(), "ManagedNodeGroup/gpu-prod-legacy-a10g", ("scalingConfig", "desiredSize"),
+                       0.0)
+    assert "dra-group-has-capacity" not in run_rules(resources)
+
+
+def test_a_dra_group_at_zero_is_advisory_outside_prod() -> None:
+    resources = mutate(happy_resources("staging"), L40S_GROUP, ("scalingConfig", "desiredSize"), 0.0)
+    found = analyze(resources)
+    assert {f.rule for f in found.findings} == {"dra-group-has-capacity"}
+    assert policy.enforcement(policy.RULES_BY_NAME["dra-group-has-capacity"], "staging", {}) == policy.ADVISORY
+    assert policy.enforcement(policy.RULES_BY_NAME["dra-group-has-capacity"], "prod", {}) == policy.MANDATORY
+
+
+def test_an_unknown_desired_size_is_not_judged() -> None:
+    group = find(engine(happy_resources()), "NodeGroup/gpu-prod-l40s")
+    props = {**group.inputs, "scalingConfig": {**group.inputs["scalingConfig"], "desiredSize": UNKNOWN}}
+    found = policy.RULES_BY_NAME["dra-group-has-capacity"].check(
+        policy.Resource(group.type, group.name, group.urn, props), policy.Context())
+    assert [(f.severity, f.object) for f in found] == [(NOT_JUDGED, group.urn)]
+
+
+@pytest.mark.parametrize("selector", [
+    "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'mig'",
+    "device.driver == 'gpu.nvidia.com' && device.capacity['gpu.nvidia.com'].multiprocessors.compareTo("
+    "quantity('14')) >= 0",
+    "device.driver == 'gpu.nvidia.com' && 'mig' == device.attributes['gpu.nvidia.com'].type",
+])
+def test_what_marks_a_class_as_mig(selector: str) -> None:
+    """Its type compared with 'mig', or what only MIG devices publish (profile, parentUUID, multiprocessors...)."""
+    resources = add(happy_resources("dev"), device_class("mig-any", selector))
+    assert placed(run_rules(resources).get("dra-mig-class-servable", [])) == [
+        ("dra-mig-class-servable", urn(resources, "DeviceClass/deviceclass-mig-any"), f"spec.{SELECTOR_AT}")]
+
+
+def test_a_class_admitting_whole_gpus_or_mig_is_served() -> None:
+    """The fleet has whole GPUs: a class that takes a MIG slice or a whole L40S matches some of its devices."""
+    either = ("device.driver == 'gpu.nvidia.com' && (device.attributes['gpu.nvidia.com'].type == 'mig' || "
+              "device.attributes['gpu.nvidia.com'].productName.matches('L40S'))")
+    assert "dra-mig-class-servable" not in run_rules(add(happy_resources("dev"), device_class("l40s-or-mig", either)))
+
+
+def test_dynamic_mig_silences_the_mig_rule() -> None:
+    """With DynamicMIG (alpha) and DRAPartitionableDevices (on from 1.36) the driver creates MIG devices the
+    synthesized fleet does not model: the rule does not guess."""
+    resources = add(happy_resources("dev", "1.36"), device_class("mig-1g.10gb", MIG_SELECTOR))
+    assert "dra-mig-class-servable" in run_rules(resources)
+    dynamic = mutate(resources, DRA_CHART, ("values", "featureGates"), {"DynamicMIG": True})
+    assert "dra-mig-class-servable" not in run_rules(dynamic)
+
+
+def test_a_mig_class_is_reported_only_once_its_state_is_known() -> None:
+    """A first preview: the DeviceClasses' state is unknown, so the rule says once it could not judge them."""
+    resources = add(happy_resources(), device_class("mig-1g.10gb", MIG_SELECTOR))
+    found = run_rules(resources, first_preview=True)["dra-mig-class-servable"]
+    assert [f.severity for f in found] == [NOT_JUDGED]
+
+
 @pytest.mark.parametrize("version", ["latest", "0.4", ">=0.4.0"])
 def test_an_unpinned_chart_version_fails_dra_driver_chart_pinned(version: str) -> None:
     """Only the pin rule: the others judge the chart as the default release, or (driver gates) not at all."""
@@ -233,7 +363,7 @@ def test_an_unpinned_chart_is_still_linted_and_allocated() -> None:
     """The fallback judges rather than skips: an unpinned chart's stack still has its selectors linted and its claims
     allocated, as on the default release."""
     resources = mutate(happy_resources(), DRA_CHART, ("version",), "latest")
-    resources = mutate(resources, TEMPLATE, (*REQUEST, "count"), 5.0)
+    resources = mutate(resources, TEMPLATE, (*REQUEST, "count"), 2.0)
     resources = mutate(resources, TEMPLATE, (*REQUEST, "selectors"),
                        selectors("device.attributes['resource.kubernetes.io'].pcieRoot != ''"))
     assert set(run_rules(resources)) == {"dra-driver-chart-pinned", "dra-cel-lint", "dra-claim-satisfiable"}
@@ -450,6 +580,37 @@ def test_prod_without_quota_fails_team_quota_required(project: Project) -> None:
     assert {(v.finding.file, v.finding.path) for v in quota} == {("stacks/teams/inference.yaml", "metadata.namespace")}
 
 
+def test_a_prod_quota_below_one_claim_fails_team_quota_required(project: Project) -> None:
+    """The issue's case: prod's training override at gpu-h100: 4 while h100-x8 asks for 8. Quota admission would
+    refuse every such claim; the pack says so on the template's line, mandatory in prod."""
+    project.edit_stack("prod", lambda c: c["gpu-dra:teams"]["training"]["quota"]["devices"].update({"gpu-h100": 4}))
+    found = [v for v in check_stack(project.root, "prod", {"kubernetes-version-supported": TODAY})
+             if v.finding.rule == "team-quota-required"]
+    assert [(v.enforcement, v.finding.file, v.finding.path) for v in found] == [
+        (policy.MANDATORY, "stacks/teams/training.yaml", "spec.spec.devices.requests[0].exactly.count")]
+    lines = (project.root / found[0].finding.file).read_text().splitlines()
+    assert lines[(found[0].finding.line or 0) - 1].strip() == "- name: h100-x8"
+
+
+@pytest.mark.parametrize("stack,enforcement", [("staging", policy.ADVISORY), ("prod", policy.MANDATORY)])
+def test_a_mig_class_no_group_serves_fails_dra_mig_class_servable(project: Project, stack: str,
+                                                                   enforcement: str) -> None:
+    """Staging's old MIG class and mapping, put back: no node group publishes MIG devices."""
+    def mig(config: dict[str, Any]) -> None:
+        config["gpu-dra:deviceClasses"].append({"name": "mig-1g.10gb", "match": {"migProfiles": ["1g.10gb"]}})
+    project.edit_stack(stack, mig)
+    found = [v for v in check_stack(project.root, stack, {"kubernetes-version-supported": TODAY})
+             if v.finding.rule == "dra-mig-class-servable"]
+    assert [(v.enforcement, v.finding.file, v.finding.path) for v in found] == [
+        (enforcement, f"stacks/Pulumi.{stack}.yaml", f"spec.{SELECTOR_AT}")]
+
+
+def test_the_repos_dra_groups_at_zero_are_reported_and_prods_capacity_block_is_not() -> None:
+    found = {stack: sorted(v.finding.object.rsplit("::", 1)[-1] for v in check_stack(ROOT, stack, TODAY_CONFIG)
+                           if v.finding.rule == "dra-group-has-capacity") for stack in ("staging", "prod")}
+    assert found == {"staging": ["gpu-staging-a100", "gpu-staging-h100"], "prod": []}
+
+
 def test_two_classes_mapping_one_extended_resource(project: Project) -> None:
     project.edit_stack("staging", lambda c: c.update({"gpu-dra:legacyMappings": [
         {"extendedResourceName": "nvidia.com/gpu", "deviceClass": "gpu-l40s"}]}))
@@ -496,16 +657,16 @@ def test_unprotected_gpu_group_in_prod_fails_eks_hardening() -> None:
 
 
 @pytest.mark.parametrize("today,expected", [
-    ("2026-09-01", None),
-    ("2026-11-29", "ends on 2026-12-02, in 3 days"),
-    ("2026-12-01", "ends on 2026-12-02, in 1 day"),
-    ("2026-12-02", "ends today (2026-12-02)"),
-    ("2026-12-03", "ended on 2026-12-02 (extended support costs more)"),
+    ("2026-12-01", None),
+    ("2027-03-24", "ends on 2027-03-27, in 3 days"),
+    ("2027-03-26", "ends on 2027-03-27, in 1 day"),
+    ("2027-03-27", "ends today (2027-03-27)"),
+    ("2027-03-28", "ended on 2027-03-27 (extended support costs more)"),
 ])
 def test_kubernetes_version_support_window(today: str, expected: str | None) -> None:
     found = pack_findings(program(ROOT, "dev"), "dev", {"today": today})
     assert [f.message for f in found.get("kubernetes-version-supported", [])] == (
-        [f"EKS standard support for Kubernetes 1.34 {expected}"] if expected else [])
+        [f"EKS standard support for Kubernetes 1.35 {expected}"] if expected else [])
 
 
 def test_the_pack_reports_path_message_and_fix_on_the_resource() -> None:

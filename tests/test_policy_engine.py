@@ -102,16 +102,23 @@ def test_the_check_reports_what_the_analyzer_answers() -> None:
 
 def test_an_unknown_value_no_rule_needs_silences_nothing() -> None:
     """The old pack copied every value of every resource and stopped at the first unknown: one unknown launch
-    template ARN turned all 15 rules into "can't run". Now the rules read only what they need."""
+    template ARN turned all 15 rules into "can't run". Now the rules read only what they need: the ARNs no rule
+    reads change nothing; the template ids leave only the capacity-block group unjudged, whose instance type sits in
+    its launch template (the group names none)."""
     resources, config = _prod()
-    unknown = _with_unknown(resources, "aws:ec2/launchTemplate:LaunchTemplate", {"arn": UNKNOWN},
-                            {"arn": UNKNOWN, "latestVersion": UNKNOWN, "id": UNKNOWN})
-    unknown = _with_unknown(unknown, "aws:eks/nodeGroup:NodeGroup",
-                            {"launchTemplate": {"id": UNKNOWN, "version": UNKNOWN}},
-                            {"launchTemplate": {"id": UNKNOWN, "version": UNKNOWN}})
-    analysis = check.analyze(unknown, config, "prod")
+    arns = _with_unknown(resources, "aws:ec2/launchTemplate:LaunchTemplate", {"arn": UNKNOWN}, {"arn": UNKNOWN})
+    analysis = check.analyze(arns, config, "prod")
+    assert not any(CANT_RUN in d.message for d in analysis.diagnostics) and analysis.findings == []
+    ids = _with_unknown(arns, "aws:ec2/launchTemplate:LaunchTemplate",
+                        outputs={"id": UNKNOWN, "latestVersion": UNKNOWN})
+    ids = _with_unknown(ids, "aws:eks/nodeGroup:NodeGroup", {"launchTemplate": {"id": UNKNOWN, "version": UNKNOWN}},
+                        {"launchTemplate": {"id": UNKNOWN, "version": UNKNOWN}})
+    analysis = check.analyze(ids, config, "prod")
     assert not any(CANT_RUN in d.message for d in analysis.diagnostics)
-    assert analysis.findings == []
+    assert {f.severity for f in analysis.findings} == {NOT_JUDGED}
+    h100 = find(ids, "NodeGroup/gpu-prod-h100").urn
+    assert {f.object for f in analysis.findings} == {h100}
+    assert all("launchTemplate.id" in f.message for f in analysis.findings)
 
 
 @pytest.mark.parametrize("case", CASES)

@@ -36,7 +36,7 @@ def one(run: ProgramRun, type_: str, name: str) -> Registration:
 def test_cluster_inputs(stack: str) -> None:
     run = program(stack)
     cluster = run.by_type("eks:index:Cluster")[0].inputs
-    expected_version = {"dev": "1.34", "staging": "1.36", "prod": "1.35"}[stack]
+    expected_version = {"dev": "1.35", "staging": "1.36", "prod": "1.35"}[stack]
     assert cluster["version"] == expected_version
     assert cluster["authenticationMode"] == "API"
     assert cluster["skipDefaultNodeGroup"] is True
@@ -106,15 +106,6 @@ def test_bottlerocket_dra_group_turns_the_builtin_device_plugin_off() -> None:
     user_data = base64.b64decode(template["userData"]).decode()
     assert "[settings.kubelet-device-plugins.nvidia]\nenabled = false" in user_data
     assert template["blockDeviceMappings"][0]["deviceName"] == "/dev/xvdb"  # Bottlerocket's data volume
-
-
-def test_capacity_block_group_uses_its_reservation() -> None:
-    group = one(program("prod"), "eks:index:ManagedNodeGroup", "gpu-prod-h100").inputs
-    assert group["subnetIds"] == ["subnet-0aa1bb2cc3dd4ee51"]  # the block's AZ only
-    template = one(program("prod"), "aws:ec2/launchTemplate:LaunchTemplate", "gpu-prod-h100").inputs
-    assert template["instanceMarketOptions"] == {"marketType": "capacity-block"}
-    assert template["capacityReservationSpecification"]["capacityReservationTarget"] == {
-        "capacityReservationId": "cr-0123456789abcdef0"}
 
 
 def test_new_vpc_spans_the_configured_zones() -> None:
@@ -230,9 +221,13 @@ def test_admin_team_namespace_is_labelled() -> None:
     assert "resource.kubernetes.io/admin-access" not in training["metadata"]["labels"]
 
 
-def test_legacy_mapping_sets_extended_resource_name() -> None:
-    mig = one(program("staging"), "kubernetes:resource.k8s.io/v1:DeviceClass", "deviceclass-mig-1g.10gb").inputs
-    assert mig["spec"]["extendedResourceName"] == "nvidia.com/mig-1g.10gb"
+def test_legacy_mapping_sets_extended_resource_name(project: Project) -> None:
+    project.edit_stack("staging", lambda c: c.update({"gpu-dra:legacyMappings": [
+        {"extendedResourceName": "nvidia.com/a100", "deviceClass": "gpu-a100"}]}))
+    values, _ = stack_values(project.root, "staging")
+    run = run_program(project.root, "staging", values)
+    a100 = one(run, "kubernetes:resource.k8s.io/v1:DeviceClass", "deviceclass-gpu-a100").inputs
+    assert a100["spec"]["extendedResourceName"] == "nvidia.com/a100"
 
 
 def test_stack_outputs() -> None:
@@ -303,6 +298,14 @@ def test_existing_cluster_creates_no_aws_resources(project: Project) -> None:
     assert run.outputs["clusterName"] == "lab"
 
 
+@pytest.mark.parametrize("stack", STACKS)
+def test_the_cluster_provider_is_identified_by_the_cluster_name(stack: str) -> None:
+    """So a kubeconfig that changes or is unknown in a preview updates the provider rather than replacing it, and
+    with it every Kubernetes object of the stack."""
+    [provider] = program(stack).by_type("pulumi:providers:kubernetes")
+    assert provider.inputs["clusterIdentifier"] == load_stack(ROOT, stack).config.cluster.name
+
+
 def test_an_eks_clusters_kubeconfig_is_secret_wherever_it_flows() -> None:
     run = program("dev")
     [provider] = run.by_type("pulumi:providers:kubernetes")
@@ -347,6 +350,20 @@ def test_eks_addons_are_managed() -> None:
     assert all(a["clusterName"] == "gpu-dev" for a in addons.values())
     cluster = run.by_type("eks:index:Cluster")[0].inputs
     assert cluster["corednsAddonOptions"] == {"enabled": False}  # no second, self-managed coredns
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_the_cluster_has_one_vpc_cni_addon(stack: str) -> None:
+    """pulumi-eks adds its own vpc-cni add-on unless useDefaultVpcCni is set (or, unset, under auto mode:
+    pulumi/pulumi-eks@7bf0c1b1:nodejs/eks/cluster/cluster.ts:1091-1092); two fail at the second CreateAddon."""
+    run = program(stack)
+    cluster = one(run, "eks:index:Cluster", load_stack(ROOT, stack).config.cluster.name).inputs
+    use_default = cluster.get("useDefaultVpcCni")
+    pulumi_eks_addon = (not use_default if use_default is not None
+                        else not (cluster.get("autoMode") or {}).get("enabled"))
+    ours = [r for r in run.by_type("aws:eks/addon:Addon") if r.inputs["addonName"] == "vpc-cni"]
+    assert (len(ours), pulumi_eks_addon) == (1, False)
+    assert "vpcCniOptions" not in cluster  # pulumi-eks's options would configure an add-on it does not create
 
 
 def test_a_stack_validated_by_the_cli_is_not_validated_again(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -11,7 +11,7 @@ stack or team file line that caused it, for the text, JSON and SARIF outputs.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,7 +27,7 @@ from gpu_dra.core.config.loader import build_stack, stack_file, stack_values, te
 from gpu_dra.core.config.models import Platform, Stack
 from gpu_dra.core.dra.objects import parse_device_class
 from gpu_dra.core.facts.engine_shapes import EngineResource, Registered, engine_view
-from gpu_dra.core.findings import NOT_JUDGED, Finding
+from gpu_dra.core.findings import CONFIG, NOT_JUDGED, Finding
 from gpu_dra.core.render import charts, manifests, names
 from gpu_dra.core.yamlsource import Located, read_yaml
 from gpu_dra.policypack import collecting, policies, violation_message
@@ -236,22 +236,57 @@ class _Locator:
         return next(t for t in self.stack.teams if t.name == name)
 
 
-def as_json(stacks: list[str], found: list[Verdict]) -> dict[str, Any]:
+def as_json(stacks: list[str], found: list[Verdict],
+            broken: Mapping[str, Sequence[Finding]] | None = None) -> dict[str, Any]:
+    """Every stack named: its violations and checks not judged, or the config errors that kept it from being
+    checked (`broken`: stack -> its ConfigError's findings)."""
     def entry(v: Verdict) -> dict[str, Any]:
         return {"policy": v.finding.rule, "check": v.finding.check, "enforcement": v.enforcement,
                 "resource": v.finding.object, "path": v.finding.path, "message": v.finding.message,
                 "fix": v.finding.fix, "file": v.finding.file, "line": v.finding.line}
 
+    broken = broken or {}
     return {"stacks": [{"stack": stack,
                         "violations": [entry(v) for v in found if v.stack == stack and v.enforcement != NOT_JUDGED],
-                        "notJudged": [entry(v) for v in found if v.stack == stack and v.enforcement == NOT_JUDGED]}
+                        "notJudged": [entry(v) for v in found if v.stack == stack and v.enforcement == NOT_JUDGED],
+                        "configErrors": [f.as_dict() for f in broken.get(stack, ())]}
                        for stack in stacks]}
 
 
-def as_sarif(found: list[Verdict], version: str) -> dict[str, Any]:
+# The SARIF rule of a stack or team file gpu-dra cannot load; its results name the stacks left unchecked.
+CONFIG_RULE = {"id": CONFIG, "shortDescription": {"text": "A stack or team file that gpu-dra cannot load or validate: "
+                                                          "the stacks that read it are not checked"},
+               "defaultConfiguration": {"level": "error"}}
+
+
+def _locations(finding: Finding) -> list[dict[str, Any]]:
+    """Where a code-scanning alert shows: the file, and its line when the finding has one."""
+    if not finding.file:
+        return []
+    location: dict[str, Any] = {"artifactLocation": {"uri": finding.file}}
+    if finding.line:
+        location["region"] = {"startLine": finding.line}
+    return [{"physicalLocation": location}]
+
+
+def config_results(broken: Mapping[str, Sequence[Finding]]) -> list[dict[str, Any]]:
+    """Each config mistake once, on its file and line, naming every stack it stopped: a team file serves several."""
+    stacks_of: dict[Finding, list[str]] = {}
+    for stack, findings in broken.items():
+        for finding in findings:
+            stacks_of.setdefault(finding, []).append(stack)
+    return [{"ruleId": CONFIG, "level": "error",
+             "message": {"text": f"[{', '.join(stacks)}] {violation_message(finding)}"},
+             "locations": _locations(finding), "properties": {"stacks": stacks}}
+            for finding, stacks in stacks_of.items()]
+
+
+def as_sarif(found: list[Verdict], version: str,
+             broken: Mapping[str, Sequence[Finding]] | None = None) -> dict[str, Any]:
+    """The violations, and the config errors of `broken` stacks, as code-scanning results on their file lines."""
     rules = [{"id": rule.name, "shortDescription": {"text": rule.description},
               "defaultConfiguration": {"level": "error" if rule.everywhere else "warning"}} for rule in policy.RULES]
-    results = []
+    results = config_results(broken or {})
     for verdict in found:
         finding = verdict.finding
         if verdict.enforcement == NOT_JUDGED:
@@ -260,11 +295,9 @@ def as_sarif(found: list[Verdict], version: str) -> dict[str, Any]:
             "ruleId": finding.rule,
             "level": "error" if verdict.enforcement == policy.MANDATORY else "warning",
             "message": {"text": f"[{verdict.stack}] {violation_message(finding)}"},
-            "locations": [{"physicalLocation": {"artifactLocation": {"uri": finding.file},
-                                                "region": {"startLine": finding.line}}}],
+            "locations": _locations(finding),
             "properties": {"stack": verdict.stack, "resource": finding.object, "check": finding.check},
         })
     return {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [{
-        "tool": {"driver": {"name": "gpu-dra", "version": version, "rules": rules}},
+        "tool": {"driver": {"name": "gpu-dra", "version": version, "rules": [*rules, CONFIG_RULE]}},
         "results": results}]}
-

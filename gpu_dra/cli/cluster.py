@@ -179,7 +179,10 @@ def read_cluster(kubeconfig: str | None, context: str | None,
     notes = []
     for node in listed["Node"]:
         meta = _mapping(node.get("metadata"))
-        if _mapping(meta.get("labels")).get(key) == value and meta.get("name") not in publishing:
+        labels = _mapping(meta.get("labels"))
+        # from 1.35 the AL2023 NVIDIA AMI labels device-plugin nodes gpu.present too: those publish no slices
+        if (labels.get(key) == value and labels.get("gpu-dra.io/allocation") != "device-plugin"
+                and meta.get("name") not in publishing):
             notes.append(f"node {cut(str(meta.get('name')), 100)} is labelled {key}={value} but publishes no "
                          "ResourceSlice: is the DRA kubelet plugin running there?")
     if rules_version is None:

@@ -13,7 +13,18 @@ import traceback
 from typing import NoReturn
 
 from gpu_dra import __version__
-from gpu_dra.cli.commands import check, explain, inventory, lint, logs, policy_pack, preview, render, schema
+from gpu_dra.cli.commands import (
+    check,
+    explain,
+    inventory,
+    lint,
+    logs,
+    permissions,
+    policy_pack,
+    preview,
+    render,
+    schema,
+)
 from gpu_dra.cli.common import (
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
@@ -29,7 +40,7 @@ from gpu_dra.cli.common import (
 )
 from gpu_dra.core.findings import ConfigError
 
-VERBS = (preview, render, lint, check, inventory, explain, logs, schema, policy_pack)
+VERBS = (preview, render, lint, check, inventory, explain, logs, schema, policy_pack, permissions)
 
 
 class _Parser(argparse.ArgumentParser):

@@ -8,7 +8,7 @@ from typing import Any
 
 from gpu_dra import __version__
 from gpu_dra.cli.common import EXIT_FINDINGS, EXIT_OK, UsageError, project_root
-from gpu_dra.core.findings import ConfigError
+from gpu_dra.core.findings import ConfigError, Finding
 
 EXAMPLES = """examples:
   gpu-dra check --all-stacks
@@ -20,7 +20,8 @@ EXAMPLES = """examples:
 
 def register(verbs: Any) -> None:
     check = verbs.add_parser("check", epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
-        help="run the policy pack offline on stacks (exit 1 on a mandatory violation)")
+        help="run the policy pack offline on stacks (exit 1 on a mandatory violation, 2 on a config error; "
+             "the report of every stack comes first either way)")
     target = check.add_mutually_exclusive_group()
     target.add_argument("--stack", help="stack name (default dev)")
     target.add_argument("--all-stacks", action="store_true", help="every stack in stacks/")
@@ -47,20 +48,23 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError("--pack-config writes one stack's config; use --stack")
         print(json.dumps(check.pack_config(load_stack(root, stacks[0])), indent=2, sort_keys=True))
         return EXIT_OK
-    found, problems = [], []
-    for name in stacks:  # every stack's config mistakes in one run, not the first stack's only
+    found: list[check.Verdict] = []
+    broken: dict[str, list[Finding]] = {}
+    for name in stacks:  # every stack checked, each broken one named with its config mistakes
         try:
             found += check.check_stack(root, name, first_preview=args.first_preview)
         except ConfigError as error:
-            problems += error.findings
-    if problems:
-        raise ConfigError(problems)
+            broken[name] = error.findings
+    # The report comes first, whole, whatever the exit: CI uploads the SARIF of a failed check too.
     if args.format == "json":
-        print(json.dumps(check.as_json(stacks, found), indent=2))
+        print(json.dumps(check.as_json(stacks, found, broken), indent=2))
     elif args.format == "sarif":
-        print(json.dumps(check.as_sarif(found, __version__), indent=2))
+        print(json.dumps(check.as_sarif(found, __version__, broken), indent=2))
     else:
         for name in stacks:
+            if name in broken:
+                print(f"stack {name}: not checked: {len(broken[name])} configuration error(s), listed on stderr")
+                continue
             mine = [v for v in found if v.stack == name and v.enforcement != NOT_JUDGED]
             skipped = [v for v in found if v.stack == name and v.enforcement == NOT_JUDGED]
             mandatory = sum(1 for v in mine if v.enforcement == MANDATORY)
@@ -71,4 +75,6 @@ def run(args: argparse.Namespace) -> int:
                 finding = verdict.finding
                 print(f"  [{verdict.enforcement}] {finding.rule}  {finding.file}:{finding.line}")
                 print(f"      {violation_message(finding)}")
+    if broken:  # exit 2, the mistakes on stderr as every verb prints them
+        raise ConfigError([finding for findings in broken.values() for finding in findings])
     return EXIT_FINDINGS if any(v.enforcement == MANDATORY for v in found) else EXIT_OK

@@ -19,8 +19,9 @@ from gpu_dra.core.yamlsource import MAX_ALIAS_NODES, MAX_DEPTH, read_yaml
 
 # Keys no repo stack or team file sets, with a realistic value each.
 EXTRA_EXAMPLES: dict[tuple[str, str], Any] = {
-    ("StackConfig", "legacyMappings"): [{"extendedResourceName": "nvidia.com/mig-1g.10gb",
-                                        "deviceClass": "mig-1g.10gb"}],
+    ("StackConfig", "legacyMappings"): [{"extendedResourceName": "nvidia.com/gpu-l40s", "deviceClass": "gpu-l40s"}],
+    ("Endpoint", "publicAccessCidrs"): ["<your office or VPN egress address>/32"],
+    ("Match", "migProfiles"): ["1g.10gb"],
     ("StackConfig", "kubeconfig"): "(secret) pulumi config set --secret gpu-dra:kubeconfig < ~/.kube/lab.yaml",
     ("Cluster", "platform"): "existing",
     ("Cluster", "kubeconfig"): {"path": "~/.kube/config", "context": "gpu-lab"},

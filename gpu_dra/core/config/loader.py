@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import ipaddress
 import json
 import types
 import typing
@@ -40,6 +41,11 @@ from gpu_dra.core.yamlsource import Loc, Located, format_path, read_yaml
 PREFIX = f"{CONFIG_NAMESPACE}:"
 SECRET_PLACEHOLDER = "<secret: not decrypted offline>"
 RESERVED_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+# Address blocks reserved for documentation: they look real in an allow-list, but no client ever has such an address,
+# so an endpoint open only to them admits nobody.
+DOCUMENTATION_RANGES = {ipaddress.ip_network(block): rfc for block, rfc in (
+    ("192.0.2.0/24", "RFC 5737"), ("198.51.100.0/24", "RFC 5737"), ("203.0.113.0/24", "RFC 5737"),
+    ("2001:db8::/32", "RFC 3849"))}
 
 
 def stack_file(root: Path, stack: str) -> Path:
@@ -457,6 +463,15 @@ def _stack_rules(parts: _Parts, has_kubeconfig_secret: bool, file: str, located:
         entry_names.setdefault(entry.name, i)
         principals.setdefault(entry.principal_arn, i)
 
+    for i, cidr in enumerate(cluster.endpoint.public_access_cidrs if has("cluster.endpoint") else []):
+        network = ipaddress.ip_network(cidr)
+        reserved = next((r for r in DOCUMENTATION_RANGES if network[0] in r and network[-1] in r), None)
+        if reserved:
+            where = "is" if network == reserved else f"is inside {reserved},"
+            problem("cluster", ("endpoint", "publicAccessCidrs", i),
+                    f"{cidr} {where} an address range reserved for documentation ({DOCUMENTATION_RANGES[reserved]}): "
+                    "it admits nobody. Set the egress CIDRs of the networks you run kubectl and `pulumi up` from "
+                    "(your office or VPN), or publicAccess: false to keep the endpoint private")
     if has("environment", "cluster.endpoint") and config.environment is Environment.prod:
         for i, cidr in enumerate(cluster.endpoint.public_access_cidrs):
             if cidr in ("0.0.0.0/0", "::/0"):

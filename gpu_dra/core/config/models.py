@@ -29,6 +29,7 @@ from pydantic_core import CoreSchema, InitErrorDetails, PydanticCustomError
 from gpu_dra.core.dra.api import DNS_LABEL
 from gpu_dra.core.dra.quantity import QuantityError, parse_quantity
 from gpu_dra.core.facts import gates
+from gpu_dra.core.facts.eks import EXTENDED_PRICE_PER_HOUR, STANDARD_PRICE_PER_HOUR
 from gpu_dra.core.facts.gates import DEFAULT_KUBERNETES_VERSION
 from gpu_dra.core.facts.hardware import INSTANCE_TYPES
 from gpu_dra.core.facts.nvidia import DEFAULT_CHART_VERSION, DRIVER_NAME
@@ -199,7 +200,8 @@ class Endpoint(Model):
             try:
                 ipaddress.ip_network(value)
             except ValueError:
-                raise ValueError(f"{value!r} is not a CIDR block such as 203.0.113.0/24") from None
+                raise ValueError(f"{value!r} is not a CIDR block: an address and a prefix length, such as your "
+                                 "VPN's egress address with /32") from None
         return values
 
     @model_validator(mode="after")
@@ -291,6 +293,14 @@ class Platform(Choice):
     existing = "existing"
 
 
+class SupportType(Choice):
+    """EKS `upgradePolicy.supportType`: what happens when the cluster's version leaves standard support
+    (https://docs.aws.amazon.com/eks/latest/APIReference/API_UpgradePolicyRequest.html)."""
+
+    STANDARD = "STANDARD"
+    EXTENDED = "EXTENDED"
+
+
 def _kubernetes_version(text: str) -> str:
     if re.match(r"^1\.\d+\.\d+$", text):
         raise ValueError(f"{text} is a patch version; give the minor version (\"{text.rsplit('.', 1)[0]}\"): the "
@@ -329,6 +339,14 @@ class Cluster(Model):
     name: DnsLabel = Field(description="The EKS cluster name (or a label for an existing cluster)")
     platform: Platform = Field(default=Platform.eks, description="eks (created here) or existing")
     kubernetes_version: Annotated[str, AfterValidator(_kubernetes_version)] = DEFAULT_KUBERNETES_VERSION
+    # EKS and pulumi-eks default to EXTENDED, which bills a version left behind without anyone deciding to pay.
+    upgrade_policy: SupportType = Field(
+        default=SupportType.STANDARD,
+        description="EKS upgradePolicy.supportType. STANDARD: at the end of standard support EKS upgrades the control "
+                    "plane to the next version itself (raise kubernetesVersion first, or the stack names an older "
+                    "version than the cluster runs). EXTENDED: the version keeps up to 12 more months of extended "
+                    f"support, billed at ${EXTENDED_PRICE_PER_HOUR} instead of ${STANDARD_PRICE_PER_HOUR} per "
+                    "cluster-hour from the day standard support ends")
     region: str | None = Field(default=None, pattern=r"^[a-z]{2}(-gov)?-[a-z]+-\d$", validate_default=True)
     networking: Networking | None = Field(default=None, validate_default=True)
     endpoint: Endpoint = Endpoint()
@@ -381,6 +399,13 @@ class Cluster(Model):
                 raise field_error("newVpc.availabilityZones", f"{', '.join(map(repr, outside))} "
                                                               f"{'is' if len(outside) == 1 else 'are'} not a zone "
                                                               f"of {region} (e.g. {region}a)")
+        return value
+
+    @field_validator("upgrade_policy")
+    @classmethod
+    def _upgrade_policy(cls, value: SupportType, info: ValidationInfo) -> SupportType:
+        if info.data.get("platform") is Platform.existing:
+            raise ValueError("only for platform eks; an existing cluster's support is its provider's")
         return value
 
     @field_validator("access_entries")
@@ -450,11 +475,17 @@ class Taint(Model):
     effect: TaintEffect = TaintEffect.NoSchedule
 
 
-# The label and taint the DRA chart's kubelet plugin is scheduled by and tolerates (kubeletPlugin.affinity and
-# .tolerations in kubernetes-sigs/dra-driver-nvidia-gpu@v0.4.1:deployments/helm/dra-driver-nvidia-gpu/values.yaml).
+# The label one of the DRA chart's kubelet-plugin affinity terms admits, and the taint the plugin tolerates
+# (kubeletPlugin.affinity and .tolerations in
+# kubernetes-sigs/dra-driver-nvidia-gpu@v0.4.1:deployments/helm/dra-driver-nvidia-gpu/values.yaml). gpu-dra sets the
+# label on DRA groups so that affinity admits them, but it says nothing about how a node allocates GPUs: from
+# Kubernetes 1.35 the AL2023 nodeadm puts it on every node with an NVIDIA PCI device, device-plugin nodes included
+# (awslabs/amazon-eks-ami@v20260209:nodeadm/internal/kubelet/config.go, PR #2607, still in v20260724). Which plugin
+# serves a node is gpu-dra's own label, gpu-dra.io/allocation (dra or device-plugin).
 DRA_NODE_LABEL = ("nvidia.com/gpu.present", "true")
 GPU_TAINT_KEY = "nvidia.com/gpu"
 DEVICE_PLUGIN_NODE_LABEL = ("gpu-dra.io/allocation", "device-plugin")
+GPU_DRA_LABEL_PREFIX = "gpu-dra.io/"
 
 
 class NodeGroup(Model):
@@ -490,6 +521,9 @@ class NodeGroup(Model):
                 found.append(("amiType", f"{self.ami_type.value} is for {self.ami_type.cpu_arch} but {itype.name} "
                                          f"is {itype.cpu_arch}"))
                 break
+        if self.capacity_type is CapacityType.CAPACITY_BLOCK and len(self.instance_types) > 1:
+            found.append(("instanceTypes", "a Capacity Block reserves one instance type, and EKS reads it from the "
+                                           "launch template, which holds one: list exactly that type"))
         if (self.capacity_type is CapacityType.CAPACITY_BLOCK) != (self.capacity_reservation_id is not None):
             found.append(("capacityReservationId", "required with capacityType CAPACITY_BLOCK, and only then"))
         if self.availability_zone and self.subnet_ids:
@@ -498,14 +532,13 @@ class NodeGroup(Model):
                 and not self.subnet_ids):
             found.append(("subnetIds", "a capacity block lives in one AZ: set subnetIds (or availabilityZone with "
                                        "newVpc) to the block's zone, or instances will not launch"))
-        if self.allocation_mode is AllocationMode.device_plugin:
-            if self.labels.get(DRA_NODE_LABEL[0]) is not None:
-                found.append(("labels", f"{DRA_NODE_LABEL[0]} schedules the DRA kubelet plugin; a device-plugin "
-                                        "group must not carry it (both would advertise every GPU)"))
-            if self.multi_node_nvlink:
-                found.append(("multiNodeNvlink", "ComputeDomains need the DRA driver; use allocationMode dra"))
-        if DEVICE_PLUGIN_NODE_LABEL[0] in self.labels:
-            found.append(("labels", f"{DEVICE_PLUGIN_NODE_LABEL[0]} is set by gpu-dra from allocationMode"))
+        if self.allocation_mode is AllocationMode.device_plugin and self.multi_node_nvlink:
+            found.append(("multiNodeNvlink", "ComputeDomains need the DRA driver; use allocationMode dra"))
+        # The plugins are kept apart by gpu-dra's labels alone, so a group must not forge them.
+        for key in sorted(k for k in self.labels if k.startswith(GPU_DRA_LABEL_PREFIX)):
+            found.append(("labels", f"{key}: {GPU_DRA_LABEL_PREFIX} labels are gpu-dra's own (set from allocationMode "
+                                    "and the group's name, and they decide which GPU plugin serves the nodes); "
+                                    "remove it"))
         raise_field_errors("NodeGroup", found)
         return self
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from gpu_dra.core.config.models import ChartName, DraDriver, SharingStrategy, StackConfig, Team
 from gpu_dra.core.facts import gates as kubernetes_gates
+from gpu_dra.core.facts.nvidia import CHART_RELEASES
 
 
 @dataclass(frozen=True)
@@ -81,6 +82,24 @@ def parse_version(text: str) -> tuple[int, int, int]:
     return major, minor, patch
 
 
+def supported_releases(chart: ChartName) -> list[str]:
+    """The chart's releases from the first gpu-dra supports on."""
+    first = CHART_LINES[chart].first_supported
+    return [v for v in CHART_RELEASES[chart.value] if parse_version(v) >= first]
+
+
+def unreleased(chart: ChartName, version: str) -> str | None:
+    """Why `version` is no release of `chart`, or None: an unknown version has no known gates or attributes, and
+    Helm would refuse it only at `pulumi up`."""
+    bare = version.removeprefix("v")
+    if bare in CHART_RELEASES[chart.value]:
+        return None
+    other = next((c for c in ChartName if c is not chart and bare in supported_releases(c)), None)
+    hint = f" ({version} is a release of {other.value}: set chart: {other.value})" if other else ""
+    return (f"{chart.value} {version} is not a release of that chart{hint}; releases gpu-dra supports: "
+            f"{', '.join(supported_releases(chart))}")
+
+
 def release_level(driver: DraDriver) -> tuple[int, int]:
     """The pinned chart's release in the 0.x numbering of the gate table."""
     major, minor, _ = parse_version(driver.version)
@@ -116,6 +135,9 @@ def gate_conflicts(chart: ChartName, version: str, feature_gates: dict[str, bool
     """
     problems: list[tuple[str | None, str]] = []
     line = CHART_LINES[chart]
+    unknown = unreleased(chart, version)
+    if unknown:
+        return [("version", unknown)]
     if parse_version(version) < line.first_supported:
         first = ".".join(map(str, line.first_supported))
         return [("version", f"{chart.value} {version} is older than {first}, the first release gpu-dra supports: "

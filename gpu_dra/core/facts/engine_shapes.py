@@ -479,7 +479,7 @@ class _Model:
     @staticmethod
     def _vpc_cni_enabled(r: Registered) -> bool:
         """cluster.ts:1091-1093: the add-on is created unless useDefaultVpcCni is set, defaulting to "not auto mode"
-        (the program does not set it today)."""
+        (the program sets it: its own `aws.eks.Addon` is the one vpc-cni)."""
         if r.inputs.get("useDefaultVpcCni") is not None:
             return not r.inputs["useDefaultVpcCni"]
         return not _mapping(r.inputs.get("autoMode")).get("enabled")
@@ -670,7 +670,11 @@ class _Model:
     # custom-user-data ones among them that drop amiType and version (2068-2072).
     _CUSTOM_USER_DATA = ("kubeletExtraArgs", "bootstrapExtraArgs", "bottlerocketSettings", "nodeadmExtraOptions")
     _CUSTOM_LAUNCH_TEMPLATE = (*_CUSTOM_USER_DATA, "enableIMDSv2", "userData", "amiId", "enableEfaSupport")
-    # The args the aws NodeGroup constructor keeps from pulumi-eks's spread of the component's args.
+    # The args the aws NodeGroup constructor keeps from pulumi-eks's spread of the component's args, each only when
+    # given. A Capacity Block group names no instanceTypes (its launch template carries the type), so its NodeGroup
+    # has none in inputs or in state: EKS reports instanceTypes null for a group deployed with a launch template
+    # (https://docs.aws.amazon.com/eks/latest/APIReference/API_Nodegroup.html, instanceTypes). That the API still
+    # reports the types a node group named itself, as the model keeps them for the other groups, is not verified.
     _NODE_GROUP_ARGS = ("amiType", "capacityType", "diskSize", "forceUpdateVersion", "instanceTypes", "labels",
                         "nodeGroupName", "nodeGroupNamePrefix", "nodeRepairConfig", "releaseVersion", "remoteAccess",
                         "taints", "updateConfig", "version", "tags")

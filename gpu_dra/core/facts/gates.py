@@ -16,7 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 VERSIONS = ("1.33", "1.34", "1.35", "1.36", "1.37")
-DEFAULT_KUBERNETES_VERSION = "1.34"  # of new stacks, and what lint and the pack assume when none is named
+# Of new stacks, and what lint, explain and the pack assume when none is named: a version in EKS standard support
+# (gpu_dra.core.facts.eks.SUPPORT_CALENDAR; 1.34 left it on 2026-12-02).
+DEFAULT_KUBERNETES_VERSION = "1.35"
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,16 @@ import fnmatch
 
 DRIVER_NAME = "gpu.nvidia.com"
 DEFAULT_CHART_VERSION = "0.4.1"  # of the default chart line, dra-driver-nvidia-gpu
+
+# Every release of each chart line: the repositories' release tags (pre-releases left out), each tag's
+# deployments/helm/<chart>/Chart.yaml `version` being the tag without its "v" (`git tag` of
+# kubernetes-sigs/dra-driver-nvidia-gpu at 95932046, 2026-08-07, tags v25.3.0 to v0.4.1, and of
+# NVIDIA/k8s-dra-driver-gpu at 22407113, 2026-05-15, tags v25.3.0 to v0.4.0; docs/sources.md#chart-lines). The gate
+# table and the published attributes were read per release, so a newer release is refused until it is added here.
+CHART_RELEASES = {
+    "nvidia-dra-driver-gpu": ("25.3.0", "25.3.1", "25.3.2", "25.8.0", "25.8.1", "25.12.0"),
+    "dra-driver-nvidia-gpu": ("0.4.0", "0.4.1"),
+}
 STANDARD_DOMAIN = "resource.kubernetes.io"
 
 # DeviceClasses the chart installs; a stack may not define them itself.

@@ -8,7 +8,7 @@ Two kinds of rule, as CrossGuard runs them:
 - a **stack** rule needs several resources together (node groups with claims, namespaces with quotas): their outputs,
   after the preview or update (AnalyzeStack).
 
-Every rule returns `list[Finding]` (gpu_dra.core.findings), filled the same way by all 15:
+Every rule returns `list[Finding]` (gpu_dra.core.findings), filled the same way by all 17:
 - `rule` is the policy id (`Rule.name`); `severity` is `error` for a violation (whether it blocks, mandatory, or only
   warns, advisory, is the pack's and `gpu-dra check`'s business: `enforcement`) or `not-judged` for a check skipped
   because a value it needs is unknown in this preview;
@@ -29,6 +29,7 @@ from gpu_dra.core.policy.features import dra_feature_gates, no_alpha_in_producti
 from gpu_dra.core.policy.platform import (
     admin_access_restricted,
     dra_driver_chart_pinned,
+    dra_group_has_capacity,
     extended_resource_unique,
     no_device_plugin_on_dra_nodes,
     team_quota_required,
@@ -39,6 +40,7 @@ from gpu_dra.core.policy.selectors import (
     dra_cel_lint,
     dra_claim_satisfiable,
     dra_device_class_exists,
+    dra_mig_class_servable,
     dra_selector_safe_on_fleet,
 )
 
@@ -71,6 +73,8 @@ RULES = (
          dra_claim_satisfiable, True),
     Rule("dra-selector-safe-on-fleet", "No selector raises a CEL runtime error on the stack's devices",
          dra_selector_safe_on_fleet, True),
+    Rule("dra-mig-class-servable", "A DeviceClass for MIG devices only where the stack's GPU node groups publish "
+                                   "MIG devices", dra_mig_class_servable, True),
     Rule("dra-feature-gates", "Fields guarded by a DRA feature gate are used only where the gate is on",
          dra_feature_gates, False, everywhere=True),
     Rule("no-alpha-in-production", "Production uses no alpha Kubernetes or NVIDIA driver feature",
@@ -84,8 +88,10 @@ RULES = (
     Rule("dra-driver-chart-pinned", "The DRA driver chart is pinned and configured for EKS nodes",
          dra_driver_chart_pinned, False),
     Rule("admin-access-restricted", "adminAccess only in namespaces labelled for it", admin_access_restricted, True),
-    Rule("team-quota-required", "Every team namespace with templates has a quota covering each class it uses",
-         team_quota_required, True),
+    Rule("team-quota-required", "Every team namespace with templates has a quota covering each class it uses, "
+                                "at least one claim's worth", team_quota_required, True),
+    Rule("dra-group-has-capacity", "A DRA node group at desired size 0 is a capacity block's (nothing else gives it "
+                                   "a node)", dra_group_has_capacity, False),
     Rule("eks-hardening", "Production clusters: private or CIDR-limited endpoint, encrypted secrets, IMDSv2, "
                           "protected cluster and GPU node groups", eks_hardening, False),
     Rule("kubernetes-version-supported", "Kubernetes version within EKS standard support",

@@ -4,10 +4,10 @@
 
 from __future__ import annotations
 
-import datetime
 from collections.abc import Mapping
 
 from gpu_dra.core.data import UNKNOWN
+from gpu_dra.core.facts.eks import SUPPORT_CALENDAR
 from gpu_dra.core.findings import Finding
 from gpu_dra.core.policy.resources import (
     EKS_CLUSTER_TYPE,
@@ -21,10 +21,6 @@ from gpu_dra.core.policy.resources import (
 )
 from gpu_dra.core.render.nodes import NODE_GROUP_LABEL
 
-# End of EKS standard support (awsdocs/amazon-eks-user-guide@01385604:latest/ug/versioning/kubernetes-versions.adoc;
-# 1.35 partially verified, docs/sources.md#versions-and-support-calendar).
-EKS_STANDARD_SUPPORT_ENDS = {"1.33": datetime.date(2026, 7, 29), "1.34": datetime.date(2026, 12, 2),
-                             "1.35": datetime.date(2027, 3, 27)}
 _PROTECT_IT = "set the resource option protect"
 
 
@@ -80,19 +76,24 @@ def eks_hardening(resource: Resource, context: Context) -> list[Finding]:
 
 
 def kubernetes_version_supported(resource: Resource, context: Context) -> list[Finding]:
+    """From 90 days before the end of standard support, when extended support and its billing begin."""
     if resource.type != EKS_CLUSTER_TYPE:
         return []
     written = resource.props.get("version")
     if written is UNKNOWN:
         return [not_judged("kubernetes-version-supported", resource, "the cluster's version", ["version"])]
     version = minor(written) if written else context.target.kubernetes_version
-    end = EKS_STANDARD_SUPPORT_ENDS.get(version)
-    if end is None:
+    window = SUPPORT_CALENDAR.get(version)
+    if window is None:
         return []
-    days = (end - context.today).days
+    end, days = window.standard_ends, (window.standard_ends - context.today).days
     if days > 90:
         return []
-    if days < 0:
+    if context.today > window.extended_ends:
+        # "Automatic updates can happen at any time after the end of extended support date" (calendar page, FAQ).
+        message = (f"EKS support for Kubernetes {version} ended on {window.extended_ends}, extended support "
+                   "included: EKS may upgrade the control plane at any time")
+    elif days < 0:
         message = f"EKS standard support for Kubernetes {version} ended on {end} (extended support costs more)"
     else:
         when = f"today ({end})" if days == 0 else f"on {end}, in {days} day{'' if days == 1 else 's'}"

@@ -1,18 +1,24 @@
 """Rules on how the platform fits together: one class per extended resource, each NVIDIA plugin on its own nodes,
-the DRA driver chart pinned and set up for EKS nodes, admin access and quotas per team namespace."""
+the DRA driver chart pinned and set up for EKS nodes, admin access and quotas per team namespace, and DRA node groups
+that can get nodes."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from decimal import Decimal
 from typing import Any
 
-from gpu_dra.core.dra.objects import DeviceClass, ResourceClaim
+from gpu_dra.core.analysis.allocator import MAX_RESULTS
+from gpu_dra.core.data import UNKNOWN
+from gpu_dra.core.dra.objects import DeviceChoice, DeviceClass, ResourceClaim
+from gpu_dra.core.dra.quantity import QuantityError, parse_quantity
 from gpu_dra.core.facts.nvidia import DEFAULT_CHART_VERSION
 from gpu_dra.core.findings import Finding
 from gpu_dra.core.policy.resources import (
     DAEMON_SET_TYPE,
     EXACT_VERSION,
     NAMESPACE_TYPE,
+    NODE_GROUP_TYPE,
     QUOTA_TYPE,
     RESOURCE_TYPES,
     Context,
@@ -25,7 +31,8 @@ from gpu_dra.core.policy.resources import (
 )
 from gpu_dra.core.render import charts
 from gpu_dra.core.render.manifests import ADMIN_ACCESS_LABEL, CLAIMS_QUOTA, device_quota_name
-from gpu_dra.core.yamlsource import format_path
+from gpu_dra.core.render.nodes import ALLOCATION_LABEL, NODE_GROUP_LABEL
+from gpu_dra.core.yamlsource import Loc, format_path
 
 
 def extended_resource_unique(resources: list[Resource], context: Context) -> list[Finding]:
@@ -130,19 +137,73 @@ def admin_access_restricted(resources: list[Resource], context: Context) -> list
     return out
 
 
+def _charge(choice: DeviceChoice) -> tuple[int, Loc]:
+    """The devices quota admission charges one request alternative, and where that number is written: its count
+    (ExactCount; 1 when not written, as the API server defaults it), or AllocationResultsMaxSize (32) for `All`, the
+    most one allocation can hold; an unknown mode is charged nothing."""
+    if choice.allocation_mode == "All":
+        return MAX_RESULTS, (*choice.path, "allocationMode")
+    if choice.allocation_mode == "ExactCount":
+        return choice.count, (*choice.path, "count" if choice.written_count is not None else "deviceClassName")
+    return 0, (*choice.path, "allocationMode")
+
+
+def claim_charges(claim: ResourceClaim) -> dict[str, tuple[int, Loc]]:
+    """Devices one claim is charged per class, as `<class>.deviceclass.resource.k8s.io/devices` counts them, and
+    where the largest share is written. The ResourceQuota evaluator (kubernetes/kubernetes@95f08499
+    pkg/quota/v1/evaluator/core/resource_claims.go `Usage`, with its resource_claims_test.go) sums the requests;
+    a `firstAvailable` request is charged, for each class its alternatives name, the largest alternative of that
+    class: every class at once, though only one alternative is ever allocated. Admin access is not exempt."""
+    total: dict[str, int] = {}
+    largest: dict[str, tuple[int, Loc]] = {}
+    for request in claim.requests:
+        worst: dict[str, tuple[int, Loc]] = {}
+        for choice in request.choices:
+            devices, where = _charge(choice)
+            if choice.device_class and devices > worst.get(choice.device_class, (-1, ()))[0]:
+                worst[choice.device_class] = (devices, where)
+        for name, (devices, where) in worst.items():
+            total[name] = total.get(name, 0) + devices
+            if devices > largest.get(name, (-1, ()))[0]:
+                largest[name] = (devices, where)
+    return {name: (devices, largest[name][1]) for name, devices in total.items()}
+
+
+def _quota_limits(quota: Resource) -> dict[str, Decimal]:
+    """A ResourceQuota's spec.hard as numbers; values that are not quantities (the API server refuses them) are
+    left out."""
+    limits = {}
+    for key, value in ((quota.props.get("spec") or {}).get("hard") or {}).items():
+        try:
+            limits[str(key)] = parse_quantity(str(value))
+        except QuantityError:
+            continue
+    return limits
+
+
+def _number(value: Decimal) -> str:
+    return str(int(value)) if value == value.to_integral_value() else str(value)
+
+
 def team_quota_required(resources: list[Resource], context: Context) -> list[Finding]:
+    """Each team namespace with templates has a quota capping claims and each class its templates use, at least as
+    large as one claim's charge for that class: a quota below it refuses every claim made from the template
+    (quota admission runs when the resourceclaim controller creates the pod's claim), so its pods stay Pending.
+    https://kubernetes.io/docs/concepts/policy/resource-quotas/ (DRA: `<class>.deviceclass.resource.k8s.io/devices`)
+    and `claim_charges` for how a claim is charged."""
     rule = "team-quota-required"
     quotas = [r for r in resources if r.type == QUOTA_TYPE]
     templates = [r for r in resources if r.type == RESOURCE_TYPES["ResourceClaimTemplate"]]
     out = unknown_objects(rule, quotas + templates, "quotas and claim templates")
-    hard_of: dict[str, set[str]] = {}
+    hard_of: dict[str, dict[str, Decimal]] = {}
     quota_of: dict[str, Resource] = {}
     for resource in quotas:
         if resource.unknown:
             continue
         namespace = str(resource.metadata.get("namespace"))
-        hard = (resource.props.get("spec") or {}).get("hard") or {}
-        hard_of.setdefault(namespace, set()).update(hard)
+        hard = hard_of.setdefault(namespace, {})
+        for key, limit in _quota_limits(resource).items():  # every quota of a namespace applies: the lowest binds
+            hard[key] = min(limit, hard.get(key, limit))
         quota_of.setdefault(namespace, resource)
     uncapped_claims: set[str] = set()
     for resource in templates:
@@ -150,8 +211,8 @@ def team_quota_required(resources: list[Resource], context: Context) -> list[Fin
         if not isinstance(claim, ResourceClaim):
             continue
         namespace = str(resource.metadata.get("namespace"))
-        hard = hard_of.get(namespace)
-        if hard is None:
+        limits = hard_of.get(namespace)
+        if limits is None:
             out.append(error(rule, f"namespace {namespace} has claim templates but no ResourceQuota", resource,
                              "metadata.namespace", "set quota in the team's file"))
             continue
@@ -159,11 +220,76 @@ def team_quota_required(resources: list[Resource], context: Context) -> list[Fin
                       format_path((*choice.path, "deviceClassName")), f"add a quota.devices entry for "
                       f"{choice.device_class}")
                 for request in claim.requests for choice in request.choices
-                if choice.device_class and device_quota_name(choice.device_class) not in hard]
-        if CLAIMS_QUOTA not in hard and namespace not in uncapped_claims:  # the namespace's quota, once
+                if choice.device_class and device_quota_name(choice.device_class) not in limits]
+        for name, (devices, where) in claim_charges(claim).items():
+            allowed = limits.get(device_quota_name(name))
+            if allowed is None or devices <= allowed:
+                continue
+            how = (f" (allocationMode All is charged {MAX_RESULTS}, the most one allocation holds)"
+                   if where[-1] == "allocationMode" else
+                   " (firstAvailable is charged its largest alternative of each class it names, all at once)"
+                   if "firstAvailable" in where else "")
+            out.append(error(
+                rule, f"one claim from this template is charged {devices} {name} device(s){how}, but the quota of "
+                f"{namespace} allows {_number(allowed)}: quota admission refuses every such claim, so its pods stay "
+                "Pending", resource, format_path(where),
+                f"raise quota.devices[{name}] to at least {devices} (the team's file, or the stack's teams "
+                "override), or request fewer devices"))
+        if CLAIMS_QUOTA not in limits and namespace not in uncapped_claims:  # the namespace's quota, once
             uncapped_claims.add(namespace)
             out.append(error(rule, f"the quota of {namespace} does not cap claims", quota_of[namespace],
                              format_path(("spec", "hard", CLAIMS_QUOTA)), "set quota.claims in the team's file"))
     return out
 
 
+def group_scaling(resource: Resource) -> tuple[Any, Any]:
+    """(desired size, capacity type) of an `aws:eks/nodeGroup:NodeGroup` as the engine sends it: the inputs pulumi-eks
+    gives the aws NodeGroup always carry scalingConfig (nodegroup.ts:2098-2108); capacityType only when set (EKS
+    then launches ON_DEMAND). Either may be UNKNOWN. Read here rather than in resources.node_groups, which holds
+    what every fleet rule needs."""
+    scaling = resource.props.get("scalingConfig")
+    desired = scaling.get("desiredSize") if isinstance(scaling, Mapping) else scaling
+    return desired, resource.props.get("capacityType", "ON_DEMAND")
+
+
+def dra_group_has_capacity(resource: Resource, context: Context) -> list[Finding]:
+    """A DRA node group at desired size 0 gets no node, whatever runs in the cluster, unless it is a capacity block:
+
+    - EKS keeps a managed node group at its desired size; it does not scale one for pending pods;
+    - Cluster Autoscaler scales an empty group from the template its cloud provider builds, and for DRA that
+      template would need the ResourceSlices a new node would publish; the AWS provider builds none (it hands the
+      template no slices, as modelplaneai/modelplane#345 reads it), so a pod with a claim never triggers a scale-up
+      from zero (kubernetes/autoscaler#7799, open). From one node up it copies a live node's slices: 1 to N works;
+    - Karpenter (>= 1.15, `settings.enableDRA`, alpha: https://karpenter.sh/docs/tasks/dra/) launches its own nodes
+      from NodePools; it never scales a managed node group;
+    - a capacity block's group (capacityType CAPACITY_BLOCK) has instances only within the block's window, and its
+      size follows that window outside `pulumi up`; the stack keeps desired 0, which EKS requires to upgrade such
+      a group (https://docs.aws.amazon.com/eks/latest/userguide/capacity-blocks-mng.html). Not a violation.
+
+    So it is a resource rule on the group's own inputs: nothing else in the stack changes the verdict, and it stops
+    `pulumi up` (mandatory in prod) before the group is created or changed."""
+    if resource.type != NODE_GROUP_TYPE:
+        return []
+    rule = "dra-group-has-capacity"
+    labels = resource.props.get("labels")
+    if labels is UNKNOWN:
+        return [not_judged(rule, resource, "whether it is a DRA group", ["labels"])]
+    if not isinstance(labels, Mapping) or labels.get(ALLOCATION_LABEL) != "dra":
+        return []
+    desired, capacity_type = group_scaling(resource)
+    if desired is UNKNOWN:
+        return [not_judged(rule, resource, "its desired size", ["scalingConfig.desiredSize"])]
+    if not isinstance(desired, int | float) or desired >= 1:
+        return []
+    if capacity_type is UNKNOWN:
+        return [not_judged(rule, resource, "its capacity type", ["capacityType"])]
+    if capacity_type == "CAPACITY_BLOCK":
+        return []
+    name = labels.get(NODE_GROUP_LABEL, resource.name)
+    return [error(rule, f"DRA node group {name} is at desired size 0 and nothing gives it a node: EKS keeps a managed "
+                  "node group at its desired size, Cluster Autoscaler cannot scale a DRA group from zero (its "
+                  "template for an empty group publishes no ResourceSlices: kubernetes/autoscaler#7799) and "
+                  "Karpenter never scales managed node groups", resource, "scalingConfig.desiredSize",
+                  "set scaling.desired (and min) to 1 or more where claims must be served, and raise it by hand for "
+                  "a group kept at 0; or serve this hardware from a Karpenter NodePool (>= 1.15, settings.enableDRA)"
+                  " instead of a managed node group")]

@@ -200,17 +200,39 @@ class NodeGroup:
     taints: list[dict[str, Any]]  # {key, value, effect} with Kubernetes effect names
 
 
+def _template_instance_types(reference: Any, templates: Mapping[Any, Mapping[str, Any]]) -> Any:
+    """The instance type of a node group's launch template, as a list; UNKNOWN while the reference or the type is.
+
+    A Capacity Block group names its one type in its launch template only, never on the node group
+    (https://docs.aws.amazon.com/eks/latest/userguide/capacity-blocks-mng.html). The NodeGroup refers to the template
+    by the LaunchTemplate's `id` (pulumi/pulumi-eks@7bf0c1b1:nodejs/eks/nodes/nodegroup.ts:2110-2117 passes the
+    program's `launchTemplate` through; components/cluster.py sets it to the template's id), unknown in a first
+    preview, where the template is new."""
+    template_id = reference.get("id") if isinstance(reference, Mapping) else reference
+    if template_id is UNKNOWN:
+        return UNKNOWN
+    template = templates.get(template_id) if isinstance(template_id, str) else None
+    instance_type = template.get("instanceType") if template else None
+    if instance_type is UNKNOWN:
+        return UNKNOWN
+    return [instance_type] if instance_type else []
+
+
 def node_groups(resources: Iterable[Resource]) -> tuple[list[NodeGroup], list[Resource]]:
-    """The GPU node groups (those carrying gpu-dra's group label), and the node groups whose labels, instance types,
-    size or taints are unknown."""
+    """The GPU node groups (those carrying gpu-dra's group label), and the node groups whose labels, instance types
+    (their own, else their launch template's), size or taints are unknown."""
     effects = {v: k for k, v in EKS_TAINT_EFFECTS.items()}
+    resources = list(resources)
+    templates = {r.props["id"]: r.props for r in resources
+                 if r.type == LAUNCH_TEMPLATE_TYPE and isinstance(r.props.get("id"), str)}
     found, unknown = [], []
     for resource in resources:
         if resource.type != NODE_GROUP_TYPE:
             continue
         props = resource.props
         labels, scaling = props.get("labels") or {}, props.get("scalingConfig") or {}
-        types, taints = props.get("instanceTypes") or [], props.get("taints") or []
+        types = props.get("instanceTypes") or _template_instance_types(props.get("launchTemplate"), templates)
+        taints = props.get("taints") or []
         if UNKNOWN in (labels, scaling, types, taints) or (
                 isinstance(labels, Mapping) and NODE_GROUP_LABEL in labels
                 and unknown_paths([labels, scaling.get("maxSize"), types, taints])):

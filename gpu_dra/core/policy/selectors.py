@@ -1,10 +1,11 @@
 """Rules on DRA selectors and claims: they compile, avoid what never matches, name existing classes, and can be
-allocated on the stack's fleet without a CEL runtime error."""
+allocated on the stack's fleet without a CEL runtime error; a MIG class only where the fleet has MIG devices."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from collections.abc import Sequence
 from functools import lru_cache
 
@@ -17,14 +18,13 @@ from gpu_dra.core.analysis.explain import (
     claims_from_objects,
     classes_from_objects,
 )
-from gpu_dra.core.analysis.inventory import GroupSpec, synthesize_groups
+from gpu_dra.core.analysis.inventory import Device, GroupSpec, synthesize_groups
 from gpu_dra.core.checks.lint import SelectorContext, lint_selector
 from gpu_dra.core.checks.manifest_lint import selector_sites
-from gpu_dra.core.config.models import DRA_NODE_LABEL
 from gpu_dra.core.data import plain
-from gpu_dra.core.dra.cel import CompileError, check_selector
-from gpu_dra.core.dra.cel.lexer import tokenize
-from gpu_dra.core.dra.objects import ResourceClaim
+from gpu_dra.core.dra.cel import CompileError, check_selector, compile_selector, device_view, evaluate
+from gpu_dra.core.dra.cel.lexer import device_lookups, tokenize
+from gpu_dra.core.dra.objects import DeviceClass, ResourceClaim
 from gpu_dra.core.facts import nvidia
 from gpu_dra.core.findings import Finding
 from gpu_dra.core.policy.resources import (
@@ -39,6 +39,7 @@ from gpu_dra.core.policy.resources import (
     stack_of,
     unknown_objects,
 )
+from gpu_dra.core.render.nodes import ALLOCATION_LABEL
 from gpu_dra.core.yamlsource import format_path
 
 
@@ -114,19 +115,27 @@ def dra_device_class_exists(resource: Resource, context: Context) -> list[Findin
 
 def _explain_on_fleet(rule: str, resources: list[Resource], context: Context
                       ) -> tuple[list[tuple[str, ClaimReport, Resource | None]], list[Finding]]:
-    """(claim, report, resource) for every claim and template on the fleet synthesized from the GPU node groups,
-    and what could not be judged."""
+    """(claim, report, resource) for every claim and template on the fleet synthesized from the known GPU node groups
+    (while a group is unknown, only those that fleet allocates or that raise errors), and what could not be judged."""
     groups, unknown_groups = node_groups(resources)
     objects = dra_objects(resources)
-    skipped = [not_judged(rule, r, "node group", r.unknown or ("labels, instanceTypes, scalingConfig or taints",))
+    what = "labels, instanceTypes (or its launch template's instanceType), scalingConfig or taints"
+    skipped = [not_judged(rule, r, "node group", r.unknown or (what,))
                for r in unknown_groups] + unknown_objects(rule, objects, "claims and classes")
     known = [r for r in objects if not r.unknown]
     specs = [GroupSpec(g.name, g.instance_types[0] if g.instance_types else "", g.max_size,
-                       g.labels.get(DRA_NODE_LABEL[0]) == DRA_NODE_LABEL[1]) for g in groups]
+                       g.labels.get(ALLOCATION_LABEL) == "dra") for g in groups]
     stack = json.dumps([[dataclasses.asdict(g) for g in specs], [plain(r.props) for r in known],
                         context.target.driver_level, context.target.enabled("DRAConsumableCapacity")])
     by_name = {r.label.split(" ", 1)[1]: r for r in known}
-    return [(claim, report, by_name.get(claim)) for claim, report in _fleet_reports(stack)], skipped
+    reports = [(claim, report, by_name.get(claim)) for claim, report in _fleet_reports(stack)]
+    if unknown_groups:
+        # A claim the known groups cannot allocate may fit an unknown one (a Capacity Block group's instance type is
+        # unknown with its new launch template's id): not judged, as the groups' own findings say. Errors raised on
+        # the known groups' devices stand.
+        reports = [(claim, report, resource) for claim, report, resource in reports if report.allocatable
+                   or report.errors]
+    return reports, skipped
 
 
 @lru_cache(maxsize=2)
@@ -170,3 +179,75 @@ def dra_selector_safe_on_fleet(resources: list[Resource], context: Context) -> l
                         "groups publish; one such error blocks every pod using the claim", resource,
                         fix=f"guard the lookup; run {_explain_command(claim, resource)} for the devices it raises on")
                   for claim, report, resource in reports for problem in report.errors if problem.rule == CEL_RUNTIME]
+
+
+# What marks a selector as one for MIG devices: comparing the driver's `type` with 'mig', or reading what only MIG
+# devices publish (nvidia.published_attributes and published_capacity: profile, parentUUID, multiprocessors, ...).
+_MIG_TYPE = re.compile(r"""\.type\s*==\s*(['"])mig\1|(['"])mig\2\s*==\s*device\.attributes\[[^]]*\]\.type""")
+
+
+def _mig_selector(device_class: DeviceClass, level: tuple[int, int]) -> int | None:
+    """The index of the class's first selector that asks for MIG devices, or None."""
+    attributes = nvidia.published_attributes(level, "mig") - nvidia.published_attributes(level, "gpu")
+    capacity = nvidia.published_capacity("mig") - nvidia.published_capacity("gpu")
+    for index, expression in enumerate(device_class.selectors):
+        tokens = tokenize(expression)
+        lookups = device_lookups(tokens) if tokens is not None else []
+        if _MIG_TYPE.search(expression) or any(
+                lookup.domain == nvidia.DRIVER_NAME and lookup.name in (
+                    attributes if lookup.map == "attributes" else capacity) for lookup in lookups):
+            return index
+    return None
+
+
+def _admits(selectors: Sequence[str], device: Device) -> bool | None:
+    """Whether every selector is true on the device; None when one does not compile (dra-cel-compiles says so)."""
+    view = device_view(device.driver, device.attributes, device.capacity, device.allow_multiple_allocations)
+    for expression in selectors:
+        try:
+            compiled = compile_selector(expression, consumable_capacity=True, check_cost=False)
+        except CompileError:
+            return None
+        if not evaluate(compiled, view).matches:  # a runtime error admits no device (the allocator even aborts)
+            return False
+    return True
+
+
+def dra_mig_class_servable(resources: list[Resource], context: Context) -> list[Finding]:
+    """A DeviceClass the stack declares for MIG devices, judged on the fleet its GPU node groups make
+    (inventory.synthesize_groups): every device of a class must come from some node, and the synthesized fleet
+    publishes whole GPUs only, because nothing gpu-dra deploys partitions a GPU. Static MIG needs the partitions
+    made on the node before the DRA kubelet plugin starts (the driver publishes what it finds: `type: mig`,
+    `profile`, `parentUUID`; docs/sources.md#published-attributes), and gpu-dra turns no GPU's MIG mode on. The
+    other way, the driver's DynamicMIG gate, is alpha, off by default and needs the Kubernetes gate
+    DRAPartitionableDevices (docs/sources.md#driver-feature-gates): with it on, the driver creates MIG devices the
+    fleet does not model, and the rule stays silent. The chart's own mig.nvidia.com is left alone (every install
+    has it); claims asking for it are dra-claim-satisfiable's."""
+    rule = "dra-mig-class-servable"
+    classes = [r for r in resources if r.type == RESOURCE_TYPES["DeviceClass"] and not r.rendered_by_chart]
+    out = unknown_objects(rule, classes, "DeviceClasses")
+    level = context.target.driver_level
+    mig = [(r, r.dra_object, index) for r in classes if isinstance(r.dra_object, DeviceClass)
+           and (index := _mig_selector(r.dra_object, level)) is not None]
+    if not mig or (context.driver_gates.get("DynamicMIG") and context.target.enabled("DRAPartitionableDevices")):
+        return out
+    groups, unknown_groups = node_groups(resources)
+    if unknown_groups:
+        return out + [not_judged(rule, r, "node group", r.unknown or ("labels, instanceTypes or scalingConfig",))
+                      for r in unknown_groups]
+    fleet = synthesize_groups([GroupSpec(g.name, g.instance_types[0] if g.instance_types else "", g.max_size,
+                                         g.labels.get(ALLOCATION_LABEL) == "dra") for g in groups],
+                              level)
+    shapes = {device.shape: device for device in fleet.devices}.values()
+    for resource, device_class, index in mig:
+        admitted = [_admits(device_class.selectors, device) for device in shapes]
+        if None in admitted or any(admitted):
+            continue
+        out.append(error(
+            rule, f"{resource.label} asks for MIG devices, and no GPU node group of this stack publishes any: "
+            "nothing here partitions a GPU, so its nodes publish whole GPUs only, and claims or extended-resource "
+            "requests for this class stay Pending", resource, format_path(device_class.selector_paths[index]),
+            "drop the class (and its legacyMappings entry); to serve MIG, partition the GPUs on the node before the "
+            "DRA kubelet plugin starts (static MIG) and set this rule's enforcement to advisory for that stack, or "
+            "turn on the driver's DynamicMIG gate (alpha; needs DRAPartitionableDevices)"))
+    return out

@@ -81,10 +81,10 @@ def dra_chart_values(config: StackConfig) -> dict[str, Any]:
         "logVerbosity": str(driver.log_verbosity),
         "controller": controller,
         "kubeletPlugin": {
-            # DRA node groups only. The chart's own affinity also admits NFD-labelled GPU nodes, which may be
-            # device-plugin nodes; nvidia.com/gpu.present is on DRA groups alone, and the allocation label also
-            # keeps out a node someone labelled by hand.
-            "nodeSelector": {DRA_NODE_LABEL[0]: DRA_NODE_LABEL[1], ALLOCATION_LABEL: "dra"},
+            # DRA node groups only, by gpu-dra's own label: the chart's affinity also admits NFD-labelled GPU
+            # nodes, and from Kubernetes 1.35 the AL2023 NVIDIA AMI labels every GPU node nvidia.com/gpu.present,
+            # device-plugin nodes included (awslabs/amazon-eks-ami@v20260209 nodeadm/internal/kubelet/config.go).
+            "nodeSelector": {ALLOCATION_LABEL: "dra"},
             "tolerations": _tolerations(config, AllocationMode.dra),
         },
     }
@@ -126,8 +126,10 @@ DEVICE_PLUGIN_DEFAULTS: dict[str, Any] = {
 }
 
 
-# NFD (installed with the GPU Operator) labels every NVIDIA GPU node like this; the check assumes it is present.
-NFD_GPU_LABELS = {"feature.node.kubernetes.io/pci-10de.present": "true"}
+# Labels the shared-node check assumes on every NVIDIA GPU node: NFD's (installed with the GPU Operator), and from
+# Kubernetes 1.35 the AL2023 NVIDIA AMI's nvidia.com/gpu.present on every GPU node, device-plugin nodes included
+# (awslabs/amazon-eks-ami@v20260209 nodeadm/internal/kubelet/config.go).
+NFD_GPU_LABELS = {"feature.node.kubernetes.io/pci-10de.present": "true", DRA_NODE_LABEL[0]: DRA_NODE_LABEL[1]}
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,11 @@
 """What a GPU node group looks like to Kubernetes: labels, taints, launch-template settings, GPU summary.
 
-The DRA chart's kubelet plugin is scheduled only on nodes labeled `nvidia.com/gpu.present=true` (or with NFD labels)
-and tolerates the `nvidia.com/gpu` NoSchedule taint (kubeletPlugin.affinity and .tolerations in
+The DRA chart's kubelet plugin is admitted by the chart's affinity on nodes labeled `nvidia.com/gpu.present=true` (or
+with NFD labels) and tolerates the `nvidia.com/gpu` NoSchedule taint (kubeletPlugin.affinity and .tolerations in
 kubernetes-sigs/dra-driver-nvidia-gpu@v0.4.1:deployments/helm/dra-driver-nvidia-gpu/values.yaml;
-docs/sources.md#chart-values).
-Device-plugin groups get a label of their own and none of that, so the two never target the same node.
+docs/sources.md#chart-values); gpu-dra sets gpu.present on DRA groups for that affinity only. From Kubernetes 1.35 the
+AL2023 NVIDIA AMI sets it on every NVIDIA node (awslabs/amazon-eks-ami@v20260209 nodeadm/internal/kubelet/config.go),
+so which plugin runs where rests on gpu-dra's own `gpu-dra.io/allocation` label: `dra` or `device-plugin`.
 """
 
 from __future__ import annotations
@@ -74,6 +75,12 @@ class LaunchTemplateSettings:
     image_volume_device: str
     user_data_base64: str | None
     capacity_block: bool
+    # A Capacity Block group's one instance type, which EKS reads from the launch template only: the template must set
+    # `InstanceType` (https://docs.aws.amazon.com/eks/latest/userguide/capacity-blocks-mng.html, procedure step 1),
+    # and once it does, the node group may name no instance types (https://docs.aws.amazon.com/eks/latest/userguide/
+    # launch-templates.html, the note under "Launch template configuration basics"). None for other groups, whose
+    # instance types stay on the node group.
+    instance_type: str | None
 
 
 def launch_template_settings(group: NodeGroup) -> LaunchTemplateSettings:
@@ -81,10 +88,11 @@ def launch_template_settings(group: NodeGroup) -> LaunchTemplateSettings:
     user_data = None
     if bottlerocket and group.allocation_mode is AllocationMode.dra:
         user_data = base64.b64encode(BOTTLEROCKET_DEVICE_PLUGIN_OFF.encode()).decode()
+    capacity_block = group.capacity_type is CapacityType.CAPACITY_BLOCK
     # Bottlerocket keeps container images on its second (data) volume; AL2023 on the root volume.
     return LaunchTemplateSettings(image_volume_device="/dev/xvdb" if bottlerocket else "/dev/xvda",
-                                  user_data_base64=user_data,
-                                  capacity_block=group.capacity_type is CapacityType.CAPACITY_BLOCK)
+                                  user_data_base64=user_data, capacity_block=capacity_block,
+                                  instance_type=group.instance_types[0] if capacity_block else None)
 
 
 def gpu_summary(config: StackConfig) -> dict[str, Any]:

@@ -1,0 +1,45 @@
+"""Amazon EKS facts: each Kubernetes version's support calendar, and what the support types cost.
+
+The calendar is the "Amazon EKS Kubernetes release calendar" of the EKS user guide
+(https://docs.aws.amazon.com/eks/latest/userguide/kubernetes-versions.html, source
+awsdocs/amazon-eks-user-guide@01385604:latest/ug/versioning/kubernetes-versions.adoc): standard support lasts 14 months
+from the EKS release, extended support 12 more; "Billing for extended support starts at the beginning of the day that
+the version reaches end of standard support", UTC. Each row names its source and status; the rule
+kubernetes-version-supported and docs/sources.md#versions-and-support-calendar read it from here.
+"""
+
+from __future__ import annotations
+
+import datetime
+from dataclasses import dataclass
+
+_CALENDAR = "awsdocs/amazon-eks-user-guide@01385604:latest/ug/versioning/kubernetes-versions.adoc"
+
+
+@dataclass(frozen=True)
+class SupportWindow:
+    version: str
+    standard_ends: datetime.date  # extended support, and its billing, starts this day (UTC)
+    extended_ends: datetime.date  # after it EKS upgrades the control plane itself
+    source: str
+    status: str  # "verified", "partially verified" or "unverified"
+
+
+SUPPORT_CALENDAR: dict[str, SupportWindow] = {w.version: w for w in (
+    SupportWindow("1.33", datetime.date(2026, 7, 29), datetime.date(2027, 7, 29), _CALENDAR, "verified"),
+    SupportWindow("1.34", datetime.date(2026, 12, 2), datetime.date(2027, 12, 2), _CALENDAR, "verified"),
+    SupportWindow("1.35", datetime.date(2027, 3, 27), datetime.date(2028, 3, 27),
+                  "the calendar page as quoted by https://endoflife.date/amazon-eks (EKS release 2026-01-27/28); "
+                  "both ends fit the 14 + 12 month rule", "partially verified"),
+    SupportWindow("1.36", datetime.date(2027, 8, 2), datetime.date(2028, 8, 2),
+                  "EKS release 2026-06-02 and standard support through 2027-08-02 per a third party "
+                  "(devopsdreams.blogspot.com/2026/08/kubernetes-136-on-amazon-eks-upgrade.html); extended end by the "
+                  "12 month rule", "unverified"),
+)}
+
+# Control-plane price per cluster-hour in USD: $0.10 in standard support, $0.60 in extended support (AWS blog
+# https://aws.amazon.com/blogs/containers/amazon-eks-extended-support-for-kubernetes-versions-pricing/, linked from the
+# calendar page). A cluster whose upgrade policy allows extended support pays the higher price only once its version
+# is past standard support (https://docs.aws.amazon.com/eks/latest/userguide/enable-extended-support.html).
+STANDARD_PRICE_PER_HOUR = "0.10"
+EXTENDED_PRICE_PER_HOUR = "0.60"

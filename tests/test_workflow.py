@@ -1,0 +1,102 @@
+""".github/workflows/gpu-dra.yml, read as GitHub reads it and its check step run as the runner runs it: the SARIF
+is uploaded whatever the check's exit, config errors are results on their lines, every stack is named, and the
+engine preview runs only where the clusters can be reached."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .conftest import ROOT, STACKS, Project
+
+WORKFLOW = ROOT / ".github" / "workflows" / "gpu-dra.yml"
+
+
+def _jobs() -> dict[str, Any]:
+    return yaml.safe_load(WORKFLOW.read_text())["jobs"]
+
+
+def _step(job: str, *, id: str | None = None, uses: str | None = None) -> dict[str, Any]:
+    found = [s for s in _jobs()[job]["steps"]
+             if (id is not None and s.get("id") == id) or (uses is not None and s.get("uses", "").startswith(uses))]
+    assert len(found) == 1, (job, id, uses)
+    return found[0]
+
+
+def _run_check_step(project: Path, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    """The check step's script under `bash -e`, as GitHub's default shell runs it, with `gpu-dra` on PATH as the
+    Install step puts it there."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    shim = bin_dir / "gpu-dra"
+    shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m gpu_dra.cli.main "$@"\n')
+    shim.chmod(shim.stat().st_mode | stat.S_IXUSR)
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "PYTHONPATH": str(ROOT)}
+    return subprocess.run(["bash", "-e", "-c", _step("offline-check", id="check")["run"]], cwd=project, env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_the_sarif_is_uploaded_whatever_the_check_exits() -> None:
+    upload = _step("offline-check", uses="github/codeql-action/upload-sarif")
+    assert upload["if"] == "always()"
+    assert upload["with"]["sarif_file"] == "gpu-dra.sarif"
+    steps = _jobs()["offline-check"]["steps"]
+    assert steps.index(upload) > steps.index(_step("offline-check", id="check"))
+
+
+def test_a_broken_stack_fails_the_step_with_its_error_in_the_sarif(project: Project, tmp_path: Path) -> None:
+    project.edit_stack("prod", lambda config: config["gpu-dra:cluster"].update(nmae="x"))
+    lines = (project.root / "stacks/Pulumi.prod.yaml").read_text().splitlines()
+    line = next(n for n, text in enumerate(lines, 1) if "nmae" in text)
+    result = _run_check_step(project.root, tmp_path)
+    assert result.returncode == 2, result.stderr
+    sarif = json.loads((project.root / "gpu-dra.sarif").read_text())
+    [broken] = [r for r in sarif["runs"][0]["results"] if r["ruleId"] == "config" and "nmae" in r["message"]["text"]]
+    assert broken["locations"] == [{"physicalLocation": {"artifactLocation": {"uri": "stacks/Pulumi.prod.yaml"},
+                                                         "region": {"startLine": line}}}]
+    assert broken["message"]["text"].startswith("[prod] gpu-dra:cluster.nmae: unknown key")
+    assert broken["properties"] == {"stacks": ["prod"]}
+    assert "config" in {rule["id"] for rule in sarif["runs"][0]["tool"]["driver"]["rules"]}
+    assert f"stacks/Pulumi.prod.yaml:{line}: gpu-dra:cluster.nmae: unknown key" in result.stderr
+    # The log names every stack: prod as not checked, each other one checked or not checked on its own account.
+    reported = {text.split(":")[0].removeprefix("stack "): text for text in result.stdout.splitlines()
+                if text.startswith("stack ")}
+    assert sorted(reported) == sorted(STACKS)
+    assert reported["prod"].startswith("stack prod: not checked: ")
+
+
+def test_the_engine_preview_runs_only_on_a_runner_inside_the_vpc() -> None:
+    jobs = _jobs()
+    preview = jobs["preview"]
+    assert preview["runs-on"] == ["self-hosted", "gpu-dra-vpc-${{ matrix.stack }}"]
+    assert preview["strategy"]["matrix"]["stack"] == "${{ fromJSON(vars.GPU_DRA_VPC_PREVIEW_STACKS) }}"
+    assert "vars.GPU_DRA_VPC_PREVIEW_STACKS != ''" in preview["if"]
+    assert "github.event.pull_request.head.repo.full_name == github.repository" in preview["if"]  # no forks
+    pulumi = _step("preview", uses="pulumi/actions")["with"]
+    assert (pulumi["command"], pulumi["policyPacks"]) == ("preview", "build/policy-pack/")
+    assert pulumi["policyPackConfigs"] == "policies/config.${{ matrix.stack }}.json"
+    assert any(s.get("run") == "make policy-pack" for s in preview["steps"])
+    # Every other job runs on a GitHub-hosted runner and never calls Pulumi.
+    for name, job in jobs.items():
+        if name != "preview":
+            assert job["runs-on"] == "ubuntu-latest", name
+            assert not any("pulumi" in s.get("uses", "") or re.search(r"^\s*(pulumi|make policy-pack)\b",
+                                                                       s.get("run", ""), re.MULTILINE)
+                           for s in job["steps"]), name
+
+
+def test_a_skipped_preview_says_why() -> None:
+    skipped = _jobs()["preview-skipped"]
+    assert "vars.GPU_DRA_VPC_PREVIEW_STACKS == ''" in skipped["if"]
+    assert "head.repo.full_name != github.repository" in skipped["if"]
+    script = skipped["steps"][0]["run"]
+    assert script.count("::notice title=pulumi preview skipped::") == 2
+    assert "private (prod's is)" in script and "publicAccessCidrs" in script
