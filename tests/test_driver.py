@@ -11,7 +11,8 @@ import yaml
 from gpu_dra.core.config import nvidia_driver
 from gpu_dra.core.config.loader import load_stack
 from gpu_dra.core.config.models import AllocationMode, ChartName, DraDriver, StackConfig
-from gpu_dra.core.dra.scheduling import helm_merge, schedules_on
+from gpu_dra.core.data import helm_merge
+from gpu_dra.core.dra.scheduling import schedules_on
 from gpu_dra.core.facts import gates
 from gpu_dra.core.render import charts
 from gpu_dra.core.render.nodes import node_labels, node_taints

@@ -13,10 +13,10 @@ import yaml
 
 from gpu_dra.cli import offline
 from gpu_dra.core.config.loader import load_stack, stack_values
-from gpu_dra.core.dra.scheduling import helm_merge
+from gpu_dra.core.data import helm_merge
 from gpu_dra.core.facts import engine_shapes
 from gpu_dra.core.facts.engine_shapes import UNKNOWN, EngineResource, Registered, engine_view
-from gpu_dra.core.facts.nvidia import CHART_CLASS_SELECTORS
+from gpu_dra.core.facts.nvidia import CHART_CLASS_SELECTORS, DRA_CHART_DEFAULTS
 from gpu_dra.core.render import charts
 
 from .conftest import ROOT, STACKS
@@ -293,22 +293,14 @@ def test_device_plugin_daemon_set_carries_its_placement() -> None:
         assert spec[key] == expected[key] == values[key], key
 
 
-def test_chart_defaults_match_the_charts_values_files_and_the_render_layer() -> None:
+def test_chart_defaults_match_the_charts_values_files() -> None:
     for chart, version in (("dra-driver-nvidia-gpu", "0.4.1"), ("nvidia-dra-driver-gpu", "25.12.0")):
-        mine, theirs = engine_shapes.DRA_CHART_DEFAULTS[chart], vendored(chart, version)
+        mine, theirs = DRA_CHART_DEFAULTS[chart], vendored(chart, version)
         for section in ("controller", "kubeletPlugin", "serviceAccount"):
             for key, value in mine[section].items():
                 assert theirs[section][key] == value, (chart, section, key)
         for key in ("nameOverride", "fullnameOverride", "namespaceOverride", "resourceApiVersion", "resources"):
             assert theirs[key] == mine[key], (chart, key)
-    placement = ("nodeSelector", "affinity", "tolerations")
-    plugin = engine_shapes.DRA_CHART_DEFAULTS["dra-driver-nvidia-gpu"]["kubeletPlugin"]
-    assert {k: plugin[k] for k in placement} == charts.DRA_PLUGIN_DEFAULTS
-    assert {k: engine_shapes.DEVICE_PLUGIN_CHART_DEFAULTS[k] for k in placement} == charts.DEVICE_PLUGIN_DEFAULTS
-    for stack in STACKS:
-        values = one(registered(stack), "kubernetes:helm.sh/v4:Chart", "nvidia-dra-driver").inputs["values"]
-        defaults = engine_shapes.DRA_CHART_DEFAULTS["dra-driver-nvidia-gpu"]
-        assert engine_shapes.helm_coalesce(defaults, values) == helm_merge(defaults, values)
 
 
 # -------------------------------------------------------------------------------------------------------- URNs

@@ -228,6 +228,19 @@ def devices_json(document: Any, devices: list[Any], **options: Any) -> str:
         raise
 
 
+def stack_options(parser: argparse.ArgumentParser, all_stacks_help: str = "every stack in stacks/") -> None:
+    """--stack S or --all-stacks, for the verbs that judge stacks."""
+    target = parser.add_mutually_exclusive_group()
+    target.add_argument("--stack", help="stack name (default dev)")
+    target.add_argument("--all-stacks", action="store_true", help=all_stacks_help)
+
+
+def selected_stacks(args: argparse.Namespace, root: Path) -> list[str]:
+    from gpu_dra.core.config.loader import available_stacks
+
+    return available_stacks(root) if args.all_stacks else [args.stack or "dev"]
+
+
 def cluster_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cluster", action="store_true",
                         help="read ResourceSlices, DeviceClasses, ResourceClaims, DeviceTaintRules and Nodes from a "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -42,3 +43,15 @@ def unknown_paths(value: Any, path: tuple[str | int, ...] = ()) -> list[tuple[st
     if isinstance(value, Sequence) and not isinstance(value, (str, bytes)):
         return [found for index, item in enumerate(value) for found in unknown_paths(item, (*path, index))]
     return []
+
+
+def helm_merge(defaults: Mapping[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """Helm's value coalescing: maps merge key by key, anything else (lists included) is replaced. Helm's deletion of
+    a default by an explicit null is not modelled."""
+    merged = copy.deepcopy(dict(defaults))
+    for key, value in overrides.items():
+        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
+            merged[key] = helm_merge(merged[key], value)
+        else:
+            merged[key] = copy.deepcopy(value)
+    return merged

@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from gpu_dra import __version__
-from gpu_dra.cli.common import EXIT_FINDINGS, EXIT_OK, UsageError, project_root
+from gpu_dra.cli.common import EXIT_FINDINGS, EXIT_OK, UsageError, project_root, selected_stacks, stack_options
 from gpu_dra.core.findings import ConfigError, Finding
 
 EXAMPLES = """examples:
@@ -22,9 +22,7 @@ def register(verbs: Any) -> None:
     check = verbs.add_parser("check", epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
         help="run the policy pack offline on stacks (exit 1 on a mandatory violation, 2 on a config error; "
              "the report of every stack comes first either way)")
-    target = check.add_mutually_exclusive_group()
-    target.add_argument("--stack", help="stack name (default dev)")
-    target.add_argument("--all-stacks", action="store_true", help="every stack in stacks/")
+    stack_options(check)
     check.add_argument("--format", choices=["text", "json", "sarif"], default="text")
     check.add_argument("--pack-config", action="store_true",
                        help="print the stack's config for `pulumi preview --policy-pack-config` instead")
@@ -36,13 +34,13 @@ def register(verbs: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from gpu_dra.cli import check
-    from gpu_dra.core.config.loader import available_stacks, load_stack
+    from gpu_dra.core.config.loader import load_stack
     from gpu_dra.core.findings import NOT_JUDGED
     from gpu_dra.core.policy import MANDATORY
     from gpu_dra.policypack import violation_message
 
     root = project_root(args)
-    stacks = available_stacks(root) if args.all_stacks else [args.stack or "dev"]
+    stacks = selected_stacks(args, root)
     if args.pack_config:
         if len(stacks) != 1:
             raise UsageError("--pack-config writes one stack's config; use --stack")

@@ -9,7 +9,7 @@ import json
 import sys
 from typing import Any
 
-from gpu_dra.cli.common import EXIT_OK, project_root
+from gpu_dra.cli.common import EXIT_OK, project_root, selected_stacks, stack_options
 from gpu_dra.core.findings import ConfigError
 
 EXAMPLES = """examples:
@@ -25,9 +25,7 @@ SCOPE_NOTE = ('Every statement allows Resource "*": scope it to each stack\'s na
 def register(verbs: Any) -> None:
     permissions = verbs.add_parser("permissions", epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
         help="print the IAM policy a deploy of the stacks needs (derived from their resources; not tested on AWS)")
-    target = permissions.add_mutually_exclusive_group()
-    target.add_argument("--stack", help="stack name (default dev)")
-    target.add_argument("--all-stacks", action="store_true", help="every stack in stacks/, in one policy")
+    stack_options(permissions, "every stack in stacks/, in one policy")
     permissions.add_argument("--format", choices=["json", "text"], default="json",
                              help="json: the IAM policy document (the note on scoping goes to stderr); text: each "
                                   "resource type's actions and the page that defines them")
@@ -36,11 +34,11 @@ def register(verbs: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from gpu_dra.cli.offline import run_program
-    from gpu_dra.core.config.loader import available_stacks, build_stack, stack_values
+    from gpu_dra.core.config.loader import build_stack, stack_values
     from gpu_dra.core.render import permissions
 
     root = project_root(args)
-    stacks = available_stacks(root) if args.all_stacks else [args.stack or "dev"]
+    stacks = selected_stacks(args, root)
     declared: dict[str, set[str]] = {}  # type -> the stacks declaring it
     where: dict[str, str] = {}
     problems = []

@@ -9,21 +9,9 @@ pkg/labels/selector.go (`Requirement.Matches`) and k8s.io/api core/v1 toleration
 
 from __future__ import annotations
 
-import copy
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
-
-
-def helm_merge(defaults: Mapping[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
-    """Helm's value coalescing: maps merge key by key, anything else (lists included) is replaced."""
-    merged = copy.deepcopy(dict(defaults))
-    for key, value in overrides.items():
-        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
-            merged[key] = helm_merge(merged[key], value)
-        else:
-            merged[key] = copy.deepcopy(value)
-    return merged
 
 
 def _integer(text: Any) -> int | None:

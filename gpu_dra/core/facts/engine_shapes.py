@@ -36,7 +36,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gpu_dra.core.facts.nvidia import CHART_CLASS_SELECTORS
+from gpu_dra.core.data import helm_merge
+from gpu_dra.core.facts.nvidia import CHART_CLASS_SELECTORS, DEVICE_PLUGIN_CHART_DEFAULTS, DRA_CHART_DEFAULTS
 
 # The engine's unknown-string sentinel (pulumi/pulumi@1b5949891b sdk/go/common/resource/plugin/rpc.go:73). The engine
 # has typed sentinels too (rpc.go:290-325), but SDKs and the terraform bridge send every unknown as this string,
@@ -84,97 +85,6 @@ REMOTE_COMPONENTS = (EKS_CLUSTER, MANAGED_NODE_GROUP, CHART)
 # Invented, fixed values: the model's "now" and the account of the mock run's ARNs when none can be read from them.
 CREATED_AT = "2026-01-01T00:00:00Z"
 DEFAULT_ACCOUNT = "123456789012"
-
-# ---------------------------------------------------------------------------------------- the charts' own defaults
-# Only the values the modelled objects are rendered from. Placement (nodeSelector, affinity, tolerations) mirrors
-# gpu_dra.core.render.charts (a test checks they agree; this layer may not import it), copied from the charts'
-# values.yaml at the tags named above (vendored in tests/data/chart-values/, and a test checks against those too).
-_GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
-
-
-def _term(key: str, value: str, operator: str = "In") -> dict[str, Any]:
-    return {"matchExpressions": [{"key": key, "operator": operator, "values": [value]}]}
-
-
-def _required(*terms: dict[str, Any]) -> dict[str, Any]:
-    return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": list(terms)}}}
-
-
-_NFD_PCI = _term("feature.node.kubernetes.io/pci-10de.present", "true")
-_NFD_CPU = _term("feature.node.kubernetes.io/cpu-model.vendor_id", "NVIDIA")
-_GPU_PRESENT = _term("nvidia.com/gpu.present", "true")
-_CONTROL_PLANE = "node-role.kubernetes.io/control-plane"
-
-DRA_CHART_DEFAULTS: dict[str, dict[str, Any]] = {
-    # kubernetes-sigs/dra-driver-nvidia-gpu@v0.4.1 deployments/helm/dra-driver-nvidia-gpu/values.yaml
-    "dra-driver-nvidia-gpu": {
-        "nameOverride": "", "fullnameOverride": "", "namespaceOverride": "", "resourceApiVersion": "",
-        "serviceAccount": {"create": True, "name": ""},
-        "resources": {"gpus": {"enabled": True}, "computeDomains": {"enabled": True}},
-        "controller": {
-            "replicas": 1, "priorityClassName": "system-node-critical", "nodeSelector": {},
-            "affinity": {
-                "nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
-                    {"weight": 100, "preference": {"matchExpressions": [
-                        {"key": _CONTROL_PLANE, "operator": "Exists"}]}}]},
-                "podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
-                    {"weight": 100, "podAffinityTerm": {
-                        "labelSelector": {"matchLabels": {"dra-driver-nvidia-gpu-component": "controller"}},
-                        "topologyKey": "kubernetes.io/hostname"}}]}},
-            "tolerations": [{"key": _CONTROL_PLANE, "operator": "Exists", "effect": "NoSchedule"},
-                            {"key": "node-role.kubernetes.io/master", "operator": "Exists", "effect": "NoSchedule"},
-                            {"key": "CriticalAddonsOnly", "operator": "Exists"}],
-        },
-        "kubeletPlugin": {
-            "priorityClassName": "system-node-critical", "nodeSelector": {},
-            "affinity": _required(_NFD_PCI, _term("feature.node.kubernetes.io/pci-0302_10de.present", "true"),
-                                  _term("feature.node.kubernetes.io/pci-0300_10de.present", "true"),
-                                  _NFD_CPU, _GPU_PRESENT),
-            "tolerations": [_GPU_TOLERATION],
-        },
-    },
-    # NVIDIA/k8s-dra-driver-gpu@v25.12.0 deployments/helm/nvidia-dra-driver-gpu/values.yaml; used for every 25.x
-    # release of that line (only 25.12.0 was read).
-    "nvidia-dra-driver-gpu": {
-        "nameOverride": "", "fullnameOverride": "", "namespaceOverride": "", "resourceApiVersion": "",
-        "serviceAccount": {"create": True, "name": ""},
-        "resources": {"gpus": {"enabled": True}, "computeDomains": {"enabled": True}},
-        "controller": {
-            "priorityClassName": "system-node-critical", "nodeSelector": {},
-            "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-                {"matchExpressions": [{"key": _CONTROL_PLANE, "operator": "Exists"}]}]}}},
-            "tolerations": [{"key": _CONTROL_PLANE, "operator": "Exists", "effect": "NoSchedule"}],
-        },
-        "kubeletPlugin": {
-            "priorityClassName": "system-node-critical", "nodeSelector": {},
-            "affinity": _required(_NFD_PCI, _NFD_CPU, _GPU_PRESENT),
-            "tolerations": [],
-        },
-    },
-}
-
-# NVIDIA/k8s-device-plugin@v0.18.2 deployments/helm/nvidia-device-plugin/values.yaml:63-99 (nodeSelector, affinity,
-# tolerations, priorityClassName), with devicePlugin.enabled and the name overrides.
-DEVICE_PLUGIN_CHART_DEFAULTS: dict[str, Any] = {
-    "nameOverride": "", "fullnameOverride": "", "namespaceOverride": "",
-    "devicePlugin": {"enabled": True}, "priorityClassName": "system-node-critical", "nodeSelector": {},
-    "affinity": _required(_NFD_PCI, _NFD_CPU, _GPU_PRESENT),
-    "tolerations": [{"key": "CriticalAddonsOnly", "operator": "Exists"}, _GPU_TOLERATION],
-}
-
-
-def helm_coalesce(defaults: Mapping[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
-    """Helm's value coalescing as gpu_dra.core.dra.scheduling.helm_merge does it (maps merge key by key, anything
-    else, lists included, is replaced); repeated here because facts/ may not import dra/ (a test checks both agree).
-    Helm's deletion of a default by an explicit null is not modelled."""
-    merged = copy.deepcopy(dict(defaults))
-    for key, value in overrides.items():
-        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
-            merged[key] = helm_coalesce(merged[key], value)
-        else:
-            merged[key] = copy.deepcopy(value)
-    return merged
-
 
 # ------------------------------------------------------------------------------------------------------ helpers
 def _digest(seed: str) -> str:
@@ -788,10 +698,10 @@ class _Model:
         namespace = str(r.inputs.get("namespace") or "default")
         version = str(r.inputs.get("version", ""))
         if chart_name in DRA_CHART_DEFAULTS:
-            objects = _dra_chart_objects(chart_name, version, helm_coalesce(DRA_CHART_DEFAULTS[chart_name], values),
+            objects = _dra_chart_objects(chart_name, version, helm_merge(DRA_CHART_DEFAULTS[chart_name], values),
                                          release, namespace)
         elif chart_name == "nvidia-device-plugin":
-            objects = _device_plugin_objects(version, helm_coalesce(DEVICE_PLUGIN_CHART_DEFAULTS, values), release,
+            objects = _device_plugin_objects(version, helm_merge(DEVICE_PLUGIN_CHART_DEFAULTS, values), release,
                                              namespace)
         else:
             return []

@@ -9,6 +9,7 @@ deviceinfo.go, partitions.go, mig.go at each tag). Summary: docs/sources.md#nvid
 from __future__ import annotations
 
 import fnmatch
+from typing import Any
 
 DRIVER_NAME = "gpu.nvidia.com"
 DEFAULT_CHART_VERSION = "0.4.1"  # of the default chart line, dra-driver-nvidia-gpu
@@ -102,4 +103,82 @@ RENAMED_OR_REMOVED = {
     "minor": "removed in 25.8 (kubernetes-sigs/dra-driver-nvidia-gpu#563, PR #624)",
     "parentIndex": "removed in 25.8 (PR #624)",
     "pcieBusID": "renamed to resource.kubernetes.io/pciBusID in 25.12 (#802, PR #800)",
+}
+
+
+# ---------------------------------------------------------------------------------------- the charts' own defaults
+# The values the charts' objects are rendered from (the engine model renders them; gpu_dra.core.render.charts merges
+# gpu-dra's values over their placement), copied from each chart's values.yaml at the tag named (vendored in
+# tests/data/chart-values/; a test checks them against those).
+_GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+
+
+def _term(key: str, value: str, operator: str = "In") -> dict[str, Any]:
+    return {"matchExpressions": [{"key": key, "operator": operator, "values": [value]}]}
+
+
+def _required(*terms: dict[str, Any]) -> dict[str, Any]:
+    return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": list(terms)}}}
+
+
+_NFD_PCI = _term("feature.node.kubernetes.io/pci-10de.present", "true")
+_NFD_CPU = _term("feature.node.kubernetes.io/cpu-model.vendor_id", "NVIDIA")
+_GPU_PRESENT = _term("nvidia.com/gpu.present", "true")
+_CONTROL_PLANE = "node-role.kubernetes.io/control-plane"
+
+DRA_CHART_DEFAULTS: dict[str, dict[str, Any]] = {
+    # kubernetes-sigs/dra-driver-nvidia-gpu@v0.4.1 deployments/helm/dra-driver-nvidia-gpu/values.yaml
+    "dra-driver-nvidia-gpu": {
+        "nameOverride": "", "fullnameOverride": "", "namespaceOverride": "", "resourceApiVersion": "",
+        "serviceAccount": {"create": True, "name": ""},
+        "resources": {"gpus": {"enabled": True}, "computeDomains": {"enabled": True}},
+        "controller": {
+            "replicas": 1, "priorityClassName": "system-node-critical", "nodeSelector": {},
+            "affinity": {
+                "nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+                    {"weight": 100, "preference": {"matchExpressions": [
+                        {"key": _CONTROL_PLANE, "operator": "Exists"}]}}]},
+                "podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+                    {"weight": 100, "podAffinityTerm": {
+                        "labelSelector": {"matchLabels": {"dra-driver-nvidia-gpu-component": "controller"}},
+                        "topologyKey": "kubernetes.io/hostname"}}]}},
+            "tolerations": [{"key": _CONTROL_PLANE, "operator": "Exists", "effect": "NoSchedule"},
+                            {"key": "node-role.kubernetes.io/master", "operator": "Exists", "effect": "NoSchedule"},
+                            {"key": "CriticalAddonsOnly", "operator": "Exists"}],
+        },
+        "kubeletPlugin": {
+            "priorityClassName": "system-node-critical", "nodeSelector": {},
+            "affinity": _required(_NFD_PCI, _term("feature.node.kubernetes.io/pci-0302_10de.present", "true"),
+                                  _term("feature.node.kubernetes.io/pci-0300_10de.present", "true"),
+                                  _NFD_CPU, _GPU_PRESENT),
+            "tolerations": [_GPU_TOLERATION],
+        },
+    },
+    # NVIDIA/k8s-dra-driver-gpu@v25.12.0 deployments/helm/nvidia-dra-driver-gpu/values.yaml; used for every 25.x
+    # release of that line (only 25.12.0 was read).
+    "nvidia-dra-driver-gpu": {
+        "nameOverride": "", "fullnameOverride": "", "namespaceOverride": "", "resourceApiVersion": "",
+        "serviceAccount": {"create": True, "name": ""},
+        "resources": {"gpus": {"enabled": True}, "computeDomains": {"enabled": True}},
+        "controller": {
+            "priorityClassName": "system-node-critical", "nodeSelector": {},
+            "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+                {"matchExpressions": [{"key": _CONTROL_PLANE, "operator": "Exists"}]}]}}},
+            "tolerations": [{"key": _CONTROL_PLANE, "operator": "Exists", "effect": "NoSchedule"}],
+        },
+        "kubeletPlugin": {
+            "priorityClassName": "system-node-critical", "nodeSelector": {},
+            "affinity": _required(_NFD_PCI, _NFD_CPU, _GPU_PRESENT),
+            "tolerations": [],
+        },
+    },
+}
+
+# NVIDIA/k8s-device-plugin@v0.18.2 deployments/helm/nvidia-device-plugin/values.yaml:63-99 (nodeSelector, affinity,
+# tolerations, priorityClassName), with devicePlugin.enabled and the name overrides.
+DEVICE_PLUGIN_CHART_DEFAULTS: dict[str, Any] = {
+    "nameOverride": "", "fullnameOverride": "", "namespaceOverride": "",
+    "devicePlugin": {"enabled": True}, "priorityClassName": "system-node-critical", "nodeSelector": {},
+    "affinity": _required(_NFD_PCI, _NFD_CPU, _GPU_PRESENT),
+    "tolerations": [{"key": "CriticalAddonsOnly", "operator": "Exists"}, _GPU_TOLERATION],
 }

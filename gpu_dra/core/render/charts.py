@@ -20,7 +20,9 @@ from gpu_dra.core.config.models import (
     DriverSource,
     StackConfig,
 )
-from gpu_dra.core.dra.scheduling import helm_merge, schedules_on
+from gpu_dra.core.data import helm_merge
+from gpu_dra.core.dra.scheduling import schedules_on
+from gpu_dra.core.facts.nvidia import DEVICE_PLUGIN_CHART_DEFAULTS, DRA_CHART_DEFAULTS
 from gpu_dra.core.render.nodes import (
     ALLOCATION_LABEL,
     DEVICE_PLUGIN_SOURCE_LABEL,
@@ -93,37 +95,13 @@ def dra_chart_values(config: StackConfig) -> dict[str, Any]:
     return values
 
 
-# The charts' own node selection (defaults the values above are merged into): dra-driver-nvidia-gpu 0.4.1
-# values.yaml kubeletPlugin (tests/data/chart-values/; 25.12.0 has the same affinity and no tolerations), and
-# NVIDIA/k8s-device-plugin deployments/helm/nvidia-device-plugin/values.yaml (commit 00f2a02).
-_NFD_OR_LABEL_TERMS = [
-    {"matchExpressions": [{"key": "feature.node.kubernetes.io/pci-10de.present", "operator": "In",
-                           "values": ["true"]}]},
-    {"matchExpressions": [{"key": "feature.node.kubernetes.io/cpu-model.vendor_id", "operator": "In",
-                           "values": ["NVIDIA"]}]},
-    {"matchExpressions": [{"key": DRA_NODE_LABEL[0], "operator": "In", "values": [DRA_NODE_LABEL[1]]}]},
-]
-
-
+# The charts' own pod placement, which the values above are merged into (gpu_dra.core.facts.nvidia, from each chart's
+# values.yaml at its tag): the DRA chart's kubelet plugin (dra-driver-nvidia-gpu 0.4.1; the 25.x line's affinity has
+# fewer terms, all of them among these) and NVIDIA's device plugin.
+_PLACEMENT = ("nodeSelector", "affinity", "tolerations")
 DRA_PLUGIN_DEFAULTS: dict[str, Any] = {
-    "nodeSelector": {},
-    "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-        _NFD_OR_LABEL_TERMS[0],
-        {"matchExpressions": [{"key": "feature.node.kubernetes.io/pci-0302_10de.present", "operator": "In",
-                               "values": ["true"]}]},
-        {"matchExpressions": [{"key": "feature.node.kubernetes.io/pci-0300_10de.present", "operator": "In",
-                               "values": ["true"]}]},
-        *_NFD_OR_LABEL_TERMS[1:]]}}},
-    "tolerations": [GPU_TOLERATION],
-}
-
-
-DEVICE_PLUGIN_DEFAULTS: dict[str, Any] = {
-    "nodeSelector": {},
-    "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-        "nodeSelectorTerms": _NFD_OR_LABEL_TERMS}}},
-    "tolerations": [{"key": "CriticalAddonsOnly", "operator": "Exists"}, GPU_TOLERATION],
-}
+    key: DRA_CHART_DEFAULTS["dra-driver-nvidia-gpu"]["kubeletPlugin"][key] for key in _PLACEMENT}
+DEVICE_PLUGIN_DEFAULTS: dict[str, Any] = {key: DEVICE_PLUGIN_CHART_DEFAULTS[key] for key in _PLACEMENT}
 
 
 # Labels the shared-node check assumes on every NVIDIA GPU node: NFD's (installed with the GPU Operator), and from
