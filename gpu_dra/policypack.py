@@ -48,6 +48,9 @@ CONTEXT_SCHEMA = PolicyConfigSchema(properties={
     "deviceClasses": {"type": "object", "description": "The stack's DeviceClasses: name -> CEL selectors",
                       "additionalProperties": {"type": "array", "items": {"type": "string"}}},
     "today": {"type": "string", "description": "ISO date, for support-window checks (default: today)"},
+    "nodePools": {"type": "array", "items": {"type": "object"},
+                  "description": "An existing cluster's GPU node pools: name, instanceType (or gpuModel and gpus), "
+                                 "maxNodes, dra, labels, taints"},
 })
 LEVELS = {policy.ADVISORY: EnforcementLevel.ADVISORY, policy.MANDATORY: EnforcementLevel.MANDATORY,
           "disabled": EnforcementLevel.DISABLED}

@@ -213,6 +213,8 @@ def test_every_problem_is_reported_at_once(project: Project) -> None:
         (stack, "gpu-dra:cluster.region"): "region: us-east-1",
         (stack, "gpu-dra:cluster.networking"): "networking:",
         (stack, "gpu-dra:cluster.accessEntries"): "accessEntries:",
+        (stack, "gpu-dra:cluster.endpoint"): "endpoint:",
+        (stack, "gpu-dra:cluster.systemNodeGroup"): "systemNodeGroup:",
         (stack, "gpu-dra:cluster.featureGates.NotAGate"): "NotAGate: true",
         (stack, "gpu-dra:cluster.kubeconfig"): "gpu-dra:cluster:",  # absent: its parent's line
         (stack, "gpu-dra:deviceClasses[0].name"): "name: gpu.nvidia.com",
@@ -269,6 +271,7 @@ def test_upgrade_policy_defaults_to_standard_and_is_eks_only(project: Project) -
     assert load_stack(project.root, "prod").config.cluster.upgrade_policy is SupportType.EXTENDED
 
     def existing(config: dict[str, Any]) -> None:
+        config.pop("gpu-dra:nodeGroups")  # refused on an existing cluster
         config["gpu-dra:cluster"] = {"name": "lab", "platform": "existing", "kubeconfig": {"path": "~/.kube/config"},
                                      "upgradePolicy": "STANDARD"}
     project.edit_stack("dev", existing)
@@ -285,6 +288,7 @@ def test_a_stack_without_kubernetes_version_gets_the_default(project: Project) -
 
 def test_unknown_kubernetes_gate_is_named_with_the_known_ones(project: Project) -> None:
     def gates(config: dict[str, Any]) -> None:
+        config.pop("gpu-dra:nodeGroups")  # refused on an existing cluster
         config["gpu-dra:cluster"] = {"name": "lab", "platform": "existing", "kubeconfig": {"path": "~/.kube/config"},
                                      "featureGates": {"NotAGate": True, "DRAAdminAcess": True, "DRAAdminAccess": True}}
     project.edit_stack("dev", gates)
@@ -300,6 +304,7 @@ def test_unknown_kubernetes_gate_is_named_with_the_known_ones(project: Project) 
 
 def test_gate_missing_from_the_clusters_version_is_named(project: Project) -> None:
     def gates(config: dict[str, Any]) -> None:
+        config.pop("gpu-dra:nodeGroups")  # refused on an existing cluster
         config["gpu-dra:cluster"] = {"name": "lab", "platform": "existing", "kubeconfig": {"path": "~/.kube/config"},
                                      "kubernetesVersion": "1.34", "featureGates": {"DRAListTypeAttributes": True}}
     project.edit_stack("dev", gates)

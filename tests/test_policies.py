@@ -795,6 +795,7 @@ def test_existing_clusters_feature_gates_decide_dra_feature_gates(project: Proje
         config["gpu-dra:cluster"] = {"name": "lab", "platform": "existing", "kubernetesVersion": "1.34",
                                      "kubeconfig": {"path": "~/.kube/config"}, "featureGates": gates}
         config["gpu-dra:legacyMappings"] = [{"extendedResourceName": "nvidia.com/gpu-l4", "deviceClass": "gpu-l4"}]
+        config.pop("gpu-dra:nodeGroups")  # refused on an existing cluster
     project.edit_stack("dev", existing)
     found = [v.finding for v in check_stack(project.root, "dev") if v.finding.rule == "dra-feature-gates"]
     assert [f.path for f in found] == ["spec.extendedResourceName"] * count, found

@@ -70,6 +70,14 @@ def pack_config(stack: Stack) -> dict[str, Any]:
     }
     if config.cluster.platform is Platform.existing and config.cluster.feature_gates:
         context["featureGates"] = dict(config.cluster.feature_gates)
+    if config.node_pools:
+        # An existing cluster's GPU nodes are no resource of the stack: the fleet rules read them from here.
+        context["nodePools"] = [{
+            "name": pool.name, "instanceType": pool.instance_type or "", "gpuModel": pool.gpu_model or "",
+            "gpus": pool.gpu_count or 0, "maxNodes": pool.nodes, "dra": pool.allocation_mode.value == "dra",
+            "labels": pool.labels,
+            "taints": [{"key": t.key, "value": t.value, "effect": t.effect.value} for t in pool.taints],
+        } for pool in config.node_pools]
     return {rule.name: {"enforcementLevel": policy.default_enforcement(rule, config.environment.value), **context}
             for rule in policy.RULES}
 

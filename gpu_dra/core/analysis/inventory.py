@@ -27,12 +27,12 @@ from gpu_dra.core.dra.objects import (
     parse_taint_rule,
 )
 from gpu_dra.core.dra.objects import Pool as SlicePool
-from gpu_dra.core.facts.hardware import INSTANCE_TYPES, InstanceType
+from gpu_dra.core.facts.hardware import GPU_MODELS, INSTANCE_TYPES, InstanceType
 from gpu_dra.core.facts.nvidia import DRIVER_NAME, STANDARD_DOMAIN, published_attributes
 from gpu_dra.core.yamlsource import Located
 
 if TYPE_CHECKING:
-    from gpu_dra.core.config.models import StackConfig
+    from gpu_dra.core.config.models import NodePool, StackConfig
 
 ALL_NODES = "*"  # a device reachable from every node (spec.allNodes)
 SELECTED_NODES = "(nodeSelector)"  # a device reachable from the nodes a NodeSelector selects (network-attached)
@@ -193,16 +193,36 @@ class GroupSpec:
     instance_type: str
     max_nodes: int
     dra: bool
+    # An existing cluster's pool may name its GPUs instead of an instance type: a model of the catalog and a count.
+    gpu_model: str = ""
+    gpus: int = 0
+
+    def hardware(self) -> InstanceType | None:
+        """The instance type (from the catalog, or made up of the pool's GPU model and count), or None if unknown."""
+        if self.instance_type:
+            return INSTANCE_TYPES.get(self.instance_type)
+        model = GPU_MODELS.get(self.gpu_model)
+        if model is None or self.gpus < 1:
+            return None
+        return InstanceType(f"{self.gpus} x {model.key}", model, self.gpus, "x86_64", "the stack's node pool")
+
+
+def pool_spec(pool: NodePool) -> GroupSpec:
+    """An existing cluster's declared pool as the synthesis sees it: all its nodes, like a node group at max size."""
+    return GroupSpec(pool.name, pool.instance_type or "", pool.nodes, pool.allocation_mode.value == "dra",
+                     pool.gpu_model or "", pool.gpu_count or 0)
 
 
 def synthesize(config: StackConfig) -> Inventory:
-    """Every DRA node group at its max size, each node with the GPUs its first instance type carries."""
+    """Every DRA node group at its max size (or every node of an existing cluster's DRA pools), each node with the
+    GPUs its first instance type carries."""
     # imported here: reading a dump (inventory, explain FILE) needs no stack model, and pydantic's costs 0.3 s
     from gpu_dra.core.config.models import AllocationMode
     from gpu_dra.core.config.nvidia_driver import release_level
 
     return synthesize_groups([GroupSpec(g.name, g.instance_types[0], g.scaling.max,
-                                        g.allocation_mode is AllocationMode.dra) for g in config.node_groups],
+                                        g.allocation_mode is AllocationMode.dra) for g in config.node_groups]
+                             + [pool_spec(p) for p in config.node_pools],
                              release_level(config.dra_driver))
 
 
@@ -238,9 +258,10 @@ def synthesize_groups(groups: list[GroupSpec], level: tuple[int, int]) -> Invent
         if not group.dra:
             inventory.notes.append(f"{group.name}: device-plugin group, publishes no ResourceSlices")
             continue
-        itype = INSTANCE_TYPES.get(group.instance_type)
+        itype = group.hardware()
         if itype is None:
-            inventory.notes.append(f"{group.name}: {group.instance_type} is not in the GPU catalog; left out")
+            inventory.notes.append(f"{group.name}: {group.instance_type or group.gpu_model} is not in the GPU "
+                                   "catalog; left out")
             continue
         model = itype.gpu
         inventory.notes.append(f"{group.name}: {group.max_nodes} x {itype.name}, {itype.gpus} x {model.product_name} "

@@ -414,8 +414,23 @@ def _stack_rules(parts: _Parts, has_kubeconfig_secret: bool, file: str, located:
         if len(roots) > 1:
             problem("nodeGroups", (), "DRA node groups disagree on `driver` (host vs gpu-operator); one DRA driver "
                                       "install serves them all with one nvidiaDriverRoot, so use one per stack")
-        if not config.node_groups and has("cluster.platform") and cluster.platform is Platform.eks:
+        if has("cluster.platform") and cluster.platform is Platform.eks and not config.node_groups:
             problem("nodeGroups", (), "an EKS stack needs at least one GPU node group")
+        if has("cluster.platform") and cluster.platform is Platform.existing and config.node_groups:
+            problem("nodeGroups", (), "only for platform eks: gpu-dra creates no nodes on an existing cluster; "
+                                      "declare its GPU nodes as gpu-dra:nodePools (nodeSelector, instanceType, nodes)")
+    if has("node_pools") and config.node_pools:
+        if has("cluster.platform") and cluster.platform is Platform.eks:
+            problem("nodePools", (), "only for platform existing: on EKS gpu-dra creates the GPU nodes, declared as "
+                                     "gpu-dra:nodeGroups")
+        pools: dict[str, int] = {}
+        for i, pool in enumerate(config.node_pools):
+            if pool.name in pools:
+                problem("nodePools", (i, "name"), f"{pool.name!r} is already used by nodePools[{pools[pool.name]}]")
+            pools.setdefault(pool.name, i)
+        if len({p.driver for p in config.node_pools if p.allocation_mode is AllocationMode.dra}) > 1:
+            problem("nodePools", (), "DRA node pools disagree on `driver` (host vs gpu-operator); one DRA driver "
+                                     "install serves them all with one nvidiaDriverRoot, so use one per stack")
 
     classes: dict[str, int] = {}
     for i, device_class in enumerate(config.device_classes if has("device_classes") else []):

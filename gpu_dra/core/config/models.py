@@ -31,7 +31,7 @@ from gpu_dra.core.dra.quantity import QuantityError, parse_quantity
 from gpu_dra.core.facts import gates
 from gpu_dra.core.facts.eks import EXTENDED_PRICE_PER_HOUR, STANDARD_PRICE_PER_HOUR
 from gpu_dra.core.facts.gates import DEFAULT_KUBERNETES_VERSION
-from gpu_dra.core.facts.hardware import INSTANCE_TYPES
+from gpu_dra.core.facts.hardware import GPU_MODELS, INSTANCE_TYPES
 from gpu_dra.core.facts.nvidia import DEFAULT_CHART_VERSION, DRIVER_NAME
 
 SUPPORTED_KUBERNETES_VERSIONS = ("1.34", "1.35", "1.36")
@@ -415,6 +415,22 @@ class Cluster(Model):
             raise ValueError("only for platform eks")
         return value
 
+    @field_validator("endpoint")
+    @classmethod
+    def _endpoint(cls, value: Endpoint, info: ValidationInfo) -> Endpoint:
+        if info.data.get("platform") is Platform.existing:
+            raise ValueError("only for platform eks; an existing cluster's API endpoint is its provider's, reached "
+                             "through kubeconfig")
+        return value
+
+    @field_validator("system_node_group")
+    @classmethod
+    def _system_node_group(cls, value: SystemNodeGroup, info: ValidationInfo) -> SystemNodeGroup:
+        if info.data.get("platform") is Platform.existing:
+            raise ValueError("only for platform eks; gpu-dra creates no nodes on an existing cluster, and the DRA "
+                             "driver's controller runs on any of its Linux nodes")
+        return value
+
     @field_validator("kubeconfig")
     @classmethod
     def _kubeconfig(cls, value: KubeconfigSource | None, info: ValidationInfo) -> KubeconfigSource | None:
@@ -541,6 +557,52 @@ class NodeGroup(Model):
                                     "remove it"))
         raise_field_errors("NodeGroup", found)
         return self
+
+
+class NodePool(Model):
+    """GPU nodes an existing cluster already has, selected by their labels: gpu-dra creates no nodes there, so it
+    learns what the nodes carry (for explain and the policy pack) and which GPU plugin serves them from here."""
+
+    name: DnsLabel = Field(description="Unique in the stack")
+    node_selector: dict[str, str] = Field(min_length=1, description="Labels the pool's nodes carry, e.g. "
+                                                                    "{node.kubernetes.io/instance-type: p5.48xlarge}")
+    instance_type: GpuInstanceType | None = Field(default=None, description="The nodes' type, from the GPU catalog; "
+                                                                            "or set gpuModel and gpuCount")
+    gpu_model: str | None = Field(default=None, description=f"One of {', '.join(GPU_MODELS)}")
+    gpu_count: int | None = Field(default=None, ge=1, le=64, description="GPUs per node, with gpuModel")
+    nodes: int = Field(ge=1, description="How many nodes the pool has (at most)")
+    allocation_mode: AllocationMode = Field(
+        default=AllocationMode.dra, description="dra, or device-plugin for legacy nodes kept during migration")
+    driver: DriverSource = DriverSource.host
+    taints: list[Taint] = Field(default_factory=list, description="Taints the nodes carry (the plugin tolerates them)")
+
+    @field_validator("node_selector")
+    @classmethod
+    def _selector(cls, values: dict[str, str]) -> dict[str, str]:
+        for key, value in values.items():
+            if key.startswith(GPU_DRA_LABEL_PREFIX):
+                raise ValueError(f"{key}: {GPU_DRA_LABEL_PREFIX} labels are the ones you apply for gpu-dra (from "
+                                 "allocationMode); select the pool by labels it already has")
+            if not _LABEL_KEY.match(key) or not _LABEL_VALUE.match(value):
+                raise ValueError(f"{key}: {value!r} is not a label key and value")
+        return values
+
+    @model_validator(mode="after")
+    def _hardware(self) -> NodePool:
+        found: list[tuple[str, str]] = []
+        if (self.instance_type is None) == (self.gpu_model is None):
+            found.append(("instanceType", "set exactly one of instanceType or gpuModel (with gpuCount)"))
+        if self.gpu_model is not None and self.gpu_model not in GPU_MODELS:
+            found.append(("gpuModel", f"unknown GPU model {self.gpu_model!r}; known: {', '.join(GPU_MODELS)}"))
+        if (self.gpu_model is None) != (self.gpu_count is None):
+            found.append(("gpuCount", "goes with gpuModel, and gpuModel with it"))
+        raise_field_errors("NodePool", found)
+        return self
+
+    @property
+    def labels(self) -> dict[str, str]:
+        """The labels the pool's nodes carry once labelled as docs/deploying.md says (the selector plus gpu-dra's)."""
+        return {**self.node_selector, DEVICE_PLUGIN_NODE_LABEL[0]: self.allocation_mode.value}
 
 
 # --------------------------------------------------------------------------------------------- DRA driver
@@ -841,7 +903,9 @@ class StackConfig(Model):
 
     environment: Environment = Field(description="dev, staging or prod; prod is hardened and protected")
     cluster: Cluster
-    node_groups: list[NodeGroup] = Field(default_factory=list, description="GPU managed node groups")
+    node_groups: list[NodeGroup] = Field(default_factory=list, description="GPU managed node groups (platform eks)")
+    node_pools: list[NodePool] = Field(default_factory=list,
+                                       description="An existing cluster's GPU nodes, by label (platform existing)")
     dra_driver: DraDriver = Field(default=DraDriver(), description="NVIDIA's DRA driver chart")
     device_classes: list[DeviceClassConfig] = Field(default_factory=list, description="Platform DeviceClasses")
     legacy_mappings: list[LegacyMapping] = Field(

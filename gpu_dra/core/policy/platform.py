@@ -86,8 +86,13 @@ def no_device_plugin_on_dra_nodes(resources: list[Resource], context: Context) -
     device_plugin, more = _plugin_placement(rule, resources, dra=False)
     out = skipped + more + [not_judged(rule, r, "node group labels or taints", r.unknown) for r in unknown_groups]
     views = [charts.NodeGroupView(g.name, g.labels, g.taints) for g in groups]
-    by_name = {g.name: g.resource for g in groups}
-    return out + [error(rule, f"node group {name}: both NVIDIA's device plugin and the DRA kubelet plugin would run "
+    by_name: dict[str, Resource | None] = {g.name: g.resource for g in groups}
+    kind = "node group"
+    if not groups and not unknown_groups:  # an existing cluster: its declared pools, labelled as documented
+        views = [charts.NodeGroupView(str(p["name"]), {str(k): str(v) for k, v in (p.get("labels") or {}).items()},
+                                      list(p.get("taints") or [])) for p in context.node_pools]
+        by_name, kind = {view.name: None for view in views}, "node pool"
+    return out + [error(rule, f"{kind} {name}: both NVIDIA's device plugin and the DRA kubelet plugin would run "
                         "there; each advertises every GPU, so pods would silently share them", by_name[name],
                         fix="keep each plugin's nodeSelector, affinity and tolerations to its own groups")
                   for name in charts.shared_gpu_nodes(views, dra_plugin, device_plugin)]

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from gpu_dra.core.analysis.inventory import GroupSpec
 from gpu_dra.core.checks.target import Target
 from gpu_dra.core.config import nvidia_driver
 from gpu_dra.core.config.models import ChartName, DraDriver
@@ -124,6 +125,14 @@ class Context:
     # them report NOT_JUDGED rather than guess).
     device_classes: dict[str, list[str]] | None = None
     today: datetime.date = field(default_factory=datetime.date.today)
+    # An existing cluster's GPU node pools (no resource carries them: gpu-dra creates no nodes there), each as
+    # pack_config writes it: GroupSpec's fields in camelCase, and the labels and taints its nodes carry.
+    node_pools: list[Mapping[str, Any]] = field(default_factory=list)
+
+    def pool_specs(self) -> list[GroupSpec]:
+        return [GroupSpec(str(p["name"]), str(p.get("instanceType") or ""), int(p.get("maxNodes") or 0),
+                          bool(p.get("dra")), str(p.get("gpuModel") or ""), int(p.get("gpus") or 0))
+                for p in self.node_pools]
 
     @property
     def pinned(self) -> bool:
@@ -156,7 +165,7 @@ def context_from(config: Mapping[str, Any]) -> Context:
                    {str(k): bool(v) for k, v in (config.get("driverGates") or {}).items()},
                    dict(config.get("chartValues") or {}),
                    {str(k): [str(e) for e in v] for k, v in classes.items()} if isinstance(classes, Mapping) else None,
-                   today)
+                   today, [p for p in config.get("nodePools") or [] if isinstance(p, Mapping) and "name" in p])
 
 
 def error(rule: str, message: str, resource: Resource | None, path: str = "", fix: str | None = None,

@@ -30,6 +30,7 @@ from gpu_dra.core.findings import Finding
 from gpu_dra.core.policy.resources import (
     RESOURCE_TYPES,
     Context,
+    NodeGroup,
     Resource,
     dra_object_of,
     dra_objects,
@@ -113,6 +114,15 @@ def dra_device_class_exists(resource: Resource, context: Context) -> list[Findin
     return out
 
 
+def _fleet_specs(groups: list[NodeGroup], unknown_groups: list[Resource], context: Context) -> list[GroupSpec]:
+    """The GPU node groups the stack creates or, on an existing cluster (no node group resources), the node pools
+    the pack config declares: the fleet `gpu-dra explain --stack S` synthesizes too (inventory.synthesize)."""
+    if not groups and not unknown_groups:
+        return context.pool_specs()
+    return [GroupSpec(g.name, g.instance_types[0] if g.instance_types else "", g.max_size,
+                      g.labels.get(ALLOCATION_LABEL) == "dra") for g in groups]
+
+
 def _explain_on_fleet(rule: str, resources: list[Resource], context: Context
                       ) -> tuple[list[tuple[str, ClaimReport, Resource | None]], list[Finding]]:
     """(claim, report, resource) for every claim and template on the fleet synthesized from the known GPU node groups
@@ -123,8 +133,7 @@ def _explain_on_fleet(rule: str, resources: list[Resource], context: Context
     skipped = [not_judged(rule, r, "node group", r.unknown or (what,))
                for r in unknown_groups] + unknown_objects(rule, objects, "claims and classes")
     known = [r for r in objects if not r.unknown]
-    specs = [GroupSpec(g.name, g.instance_types[0] if g.instance_types else "", g.max_size,
-                       g.labels.get(ALLOCATION_LABEL) == "dra") for g in groups]
+    specs = _fleet_specs(groups, unknown_groups, context)
     stack = json.dumps([[dataclasses.asdict(g) for g in specs], [plain(r.props) for r in known],
                         context.target.driver_level, context.target.enabled("DRAConsumableCapacity")])
     by_name = {r.label.split(" ", 1)[1]: r for r in known}
@@ -235,9 +244,7 @@ def dra_mig_class_servable(resources: list[Resource], context: Context) -> list[
     if unknown_groups:
         return out + [not_judged(rule, r, "node group", r.unknown or ("labels, instanceTypes or scalingConfig",))
                       for r in unknown_groups]
-    fleet = synthesize_groups([GroupSpec(g.name, g.instance_types[0] if g.instance_types else "", g.max_size,
-                                         g.labels.get(ALLOCATION_LABEL) == "dra") for g in groups],
-                              level)
+    fleet = synthesize_groups(_fleet_specs(groups, unknown_groups, context), level)
     shapes = {device.shape: device for device in fleet.devices}.values()
     for resource, device_class, index in mig:
         admitted = [_admits(device_class.selectors, device) for device in shapes]

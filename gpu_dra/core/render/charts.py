@@ -18,6 +18,9 @@ from gpu_dra.core.config.models import (
     AllocationMode,
     ChartName,
     DriverSource,
+    NodeGroup,
+    NodePool,
+    Platform,
     StackConfig,
 )
 from gpu_dra.core.data import helm_merge
@@ -38,9 +41,14 @@ DEVICE_PLUGIN_REPOSITORY = "https://nvidia.github.io/k8s-device-plugin"
 DEVICE_PLUGIN_VERSION = "0.18.2"
 
 
+def gpu_nodes(config: StackConfig) -> list[NodeGroup | NodePool]:
+    """The stack's GPU nodes: its EKS node groups, or an existing cluster's declared pools (the loader allows one)."""
+    return [*config.node_groups, *config.node_pools]
+
+
 def driver_root(config: StackConfig) -> str:
-    """Where the DRA node groups' NVIDIA driver lives; one chart install serves them all (the loader checks)."""
-    sources = {g.driver for g in config.node_groups if g.allocation_mode is AllocationMode.dra}
+    """Where the DRA nodes' NVIDIA driver lives; one chart install serves them all (the loader checks)."""
+    sources = {g.driver for g in gpu_nodes(config) if g.allocation_mode is AllocationMode.dra}
     return DRIVER_ROOTS[sources.pop() if len(sources) == 1 else DriverSource.host]
 
 
@@ -56,7 +64,7 @@ GPU_TOLERATION = {"key": GPU_TAINT_KEY, "operator": "Exists", "effect": "NoSched
 def _tolerations(config: StackConfig, mode: AllocationMode) -> list[dict[str, str]]:
     """The GPU taint, plus every taint a user added to node groups of `mode`: a plugin must land on all of them."""
     tolerations = [GPU_TOLERATION]
-    for group in config.node_groups:
+    for group in gpu_nodes(config):
         if group.allocation_mode is mode:
             for taint in group.taints:
                 toleration = {"key": taint.key, "operator": "Exists", "effect": taint.effect.value}
@@ -70,7 +78,14 @@ def dra_chart_values(config: StackConfig) -> dict[str, Any]:
     driver = config.dra_driver
     multi_node = any(g.multi_node_nvlink for g in config.node_groups if g.allocation_mode is AllocationMode.dra)
     controller: dict[str, Any] = {"nodeSelector": dict([SYSTEM_NODE_LABEL])}
-    if driver.chart is ChartName.nvidia_dra_driver_gpu:
+    if config.cluster.platform is Platform.existing:
+        # An existing cluster has no gpu-dra system nodes, and the controller is a small CPU Deployment that needs
+        # nothing of a node: it runs on any Linux node rather than asking users for one more label. The 0.4.x chart
+        # only prefers a control-plane node; 25.x requires one, which managed clusters (EKS, GKE, AKS) do not expose.
+        controller = {}
+        if driver.chart is ChartName.nvidia_dra_driver_gpu:
+            controller["affinity"] = _node_affinity("kubernetes.io/os", "linux")
+    elif driver.chart is ChartName.nvidia_dra_driver_gpu:
         # 25.x requires a control-plane node for the controller; EKS has none (NVIDIA/aicr overlays/eks.yaml).
         controller["affinity"] = _node_affinity(*SYSTEM_NODE_LABEL)
     values: dict[str, Any] = {
@@ -86,6 +101,11 @@ def dra_chart_values(config: StackConfig) -> dict[str, Any]:
             # DRA node groups only, by gpu-dra's own label: the chart's affinity also admits NFD-labelled GPU
             # nodes, and from Kubernetes 1.35 the AL2023 NVIDIA AMI labels every GPU node nvidia.com/gpu.present,
             # device-plugin nodes included (awslabs/amazon-eks-ami@v20260209 nodeadm/internal/kubelet/config.go).
+            # An existing cluster's pools are selected the same way, by the label its users apply to each DRA pool
+            # (docs/deploying.md, "Existing clusters"), not by the pools' own nodeSelectors: one key with one value
+            # per node keeps the two plugins apart by construction (a node is `dra` or `device-plugin`, never both),
+            # which arbitrary selectors cannot promise (a DRA pool's `gpu=h100` and a legacy pool's `team=ml` may
+            # well select the same node), and shared_gpu_nodes judges pools and node groups alike.
             "nodeSelector": {ALLOCATION_LABEL: "dra"},
             "tolerations": _tolerations(config, AllocationMode.dra),
         },
@@ -139,15 +159,20 @@ def shared_gpu_nodes(groups: list[NodeGroupView], dra_plugin: dict[str, Any] | N
 def device_plugin_needed(config: StackConfig) -> bool:
     """NVIDIA's device plugin chart serves AL2023 device-plugin groups; Bottlerocket ones run their built-in plugin."""
     return any(g.allocation_mode is AllocationMode.device_plugin and device_plugin_source(g) == "chart"
-               for g in config.node_groups)
+               for g in config.node_groups) or any(
+        p.allocation_mode is AllocationMode.device_plugin for p in config.node_pools)
 
 
 def device_plugin_values(config: StackConfig) -> dict[str, Any]:
     """NVIDIA's device plugin restricted to device-plugin node groups (its default affinity would take any GPU)."""
-    sources = {g.driver for g in config.node_groups if g.allocation_mode is AllocationMode.device_plugin}
+    sources = {g.driver for g in gpu_nodes(config) if g.allocation_mode is AllocationMode.device_plugin}
     root = DRIVER_ROOTS[sources.pop() if len(sources) == 1 else DriverSource.host]
+    # An existing cluster's legacy pools carry the one label their users apply (gpu-dra.io/allocation=device-plugin);
+    # the source label tells EKS's Bottlerocket groups (built-in plugin) from AL2023 ones, which pools do not need.
+    selector = ({ALLOCATION_LABEL: "device-plugin"} if config.cluster.platform is Platform.existing
+                else {ALLOCATION_LABEL: "device-plugin", DEVICE_PLUGIN_SOURCE_LABEL: "chart"})
     return {
-        "nodeSelector": {ALLOCATION_LABEL: "device-plugin", DEVICE_PLUGIN_SOURCE_LABEL: "chart"},
+        "nodeSelector": selector,
         "affinity": _node_affinity(ALLOCATION_LABEL, "device-plugin"),
         "tolerations": _tolerations(config, AllocationMode.device_plugin),
         "nvidiaDriverRoot": root,
