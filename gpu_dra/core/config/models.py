@@ -293,6 +293,17 @@ class Platform(Choice):
     existing = "existing"
 
 
+# Why each EKS-only cluster key means nothing on an existing cluster.
+_EKS_ONLY = {
+    "upgrade_policy": "only for platform eks; an existing cluster's support is its provider's",
+    "access_entries": "only for platform eks",
+    "endpoint": "only for platform eks; an existing cluster's API endpoint is its provider's, reached through "
+                "kubeconfig",
+    "system_node_group": "only for platform eks; gpu-dra creates no nodes on an existing cluster, and the DRA driver's "
+                         "controller runs on any of its Linux nodes",
+}
+
+
 class SupportType(Choice):
     """EKS `upgradePolicy.supportType`: what happens when the cluster's version leaves standard support
     (https://docs.aws.amazon.com/eks/latest/APIReference/API_UpgradePolicyRequest.html)."""
@@ -401,34 +412,12 @@ class Cluster(Model):
                                                               f"of {region} (e.g. {region}a)")
         return value
 
-    @field_validator("upgrade_policy")
+    @field_validator("upgrade_policy", "access_entries", "endpoint", "system_node_group")
     @classmethod
-    def _upgrade_policy(cls, value: SupportType, info: ValidationInfo) -> SupportType:
-        if info.data.get("platform") is Platform.existing:
-            raise ValueError("only for platform eks; an existing cluster's support is its provider's")
-        return value
-
-    @field_validator("access_entries")
-    @classmethod
-    def _access_entries(cls, value: list[AccessEntry], info: ValidationInfo) -> list[AccessEntry]:
-        if value and info.data.get("platform") is Platform.existing:
-            raise ValueError("only for platform eks")
-        return value
-
-    @field_validator("endpoint")
-    @classmethod
-    def _endpoint(cls, value: Endpoint, info: ValidationInfo) -> Endpoint:
-        if info.data.get("platform") is Platform.existing:
-            raise ValueError("only for platform eks; an existing cluster's API endpoint is its provider's, reached "
-                             "through kubeconfig")
-        return value
-
-    @field_validator("system_node_group")
-    @classmethod
-    def _system_node_group(cls, value: SystemNodeGroup, info: ValidationInfo) -> SystemNodeGroup:
-        if info.data.get("platform") is Platform.existing:
-            raise ValueError("only for platform eks; gpu-dra creates no nodes on an existing cluster, and the DRA "
-                             "driver's controller runs on any of its Linux nodes")
+    def _eks_only(cls, value: Any, info: ValidationInfo) -> Any:
+        """Keys only an EKS cluster reads, refused one by one on an existing cluster (an empty list is no setting)."""
+        if info.data.get("platform") is Platform.existing and value != []:
+            raise ValueError(_EKS_ONLY[str(info.field_name)])
         return value
 
     @field_validator("kubeconfig")
