@@ -109,10 +109,11 @@ def configure_request(config: dict[str, Any]) -> analyzer_pb2.ConfigureAnalyzerR
     """`--policy-pack-config` as the engine hands it to the pack: each policy's level and properties."""
     request = analyzer_pb2.ConfigureAnalyzerRequest()
     for rule, section in config.items():
+        section = {"enforcementLevel": section} if isinstance(section, str) else section  # {"<rule>": "<level>"}
         properties = {k: v for k, v in section.items() if k != "enforcementLevel"}
         request.policyConfig[rule].CopyFrom(analyzer_pb2.PolicyConfig(
             enforcementLevel=_PROTO_LEVELS[section.get("enforcementLevel", policy.ADVISORY)],
-            properties=_struct(json_format.ParseDict(properties, struct_pb2.Struct()))))
+            properties=json_format.ParseDict(properties, struct_pb2.Struct())))
     return request
 
 
@@ -228,7 +229,7 @@ class _Locator:
             return self._stack_line("deviceClasses", classes.index(declared.name))
         if declared is not None and declared.kind == "node-group":
             return self._stack_line("nodeGroups", groups.index(declared.name))
-        if type_ == "kubernetes:helm.sh/v4:Chart" or "kubernetes:helm.sh/v4:Chart$" in urn.split("::")[-2]:
+        if type_ == policy.resources.CHART_TYPE or policy.resources.rendered_by_chart(urn):
             return self._driver_line(finding.path)  # the chart, or an object it renders
         return self._stack_line("cluster")
 

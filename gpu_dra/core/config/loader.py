@@ -12,7 +12,7 @@ import ipaddress
 import json
 import types
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -392,8 +392,20 @@ def _stack_rules(parts: _Parts, has_kubeconfig_secret: bool, file: str, located:
         problems.append(config_finding(file, PREFIX + format_path((key,) + loc), message, _at(located, key, *loc)))
 
     config, cluster, has = parts.config, parts.config.cluster, parts.has
-    if has("node_groups"):
+
+    def unique_names(key: str, items: Sequence[Any]) -> None:
         seen: dict[str, int] = {}
+        for i, item in enumerate(items):
+            if item.name in seen:
+                problem(key, (i, "name"), f"{item.name!r} is already used by {key}[{seen[item.name]}]")
+            seen.setdefault(item.name, i)
+
+    def one_driver(key: str, items: Sequence[Any], what: str) -> None:
+        if len({item.driver for item in items if item.allocation_mode is AllocationMode.dra}) > 1:
+            problem(key, (), f"DRA {what} disagree on `driver` (host vs gpu-operator); one DRA driver install serves "
+                             "them all with one nvidiaDriverRoot, so use one per stack")
+
+    if has("node_groups"):
         for i, group in enumerate(config.node_groups):
             if group.name == "system":
                 problem("nodeGroups", (i, "name"), "'system' is the CPU node group's name; pick another")
@@ -407,13 +419,8 @@ def _stack_rules(parts: _Parts, has_kubeconfig_secret: bool, file: str, located:
                     or group.availability_zone not in networking.new_vpc.availability_zones):
                 problem("nodeGroups", (i, "availabilityZone"), "must be one of cluster.networking.newVpc's "
                                                               "availabilityZones (with an existing VPC, use subnetIds)")
-            if group.name in seen:
-                problem("nodeGroups", (i, "name"), f"{group.name!r} is already used by nodeGroups[{seen[group.name]}]")
-            seen.setdefault(group.name, i)
-        roots = {g.driver for g in config.node_groups if g.allocation_mode is AllocationMode.dra}
-        if len(roots) > 1:
-            problem("nodeGroups", (), "DRA node groups disagree on `driver` (host vs gpu-operator); one DRA driver "
-                                      "install serves them all with one nvidiaDriverRoot, so use one per stack")
+        unique_names("nodeGroups", config.node_groups)
+        one_driver("nodeGroups", config.node_groups, "node groups")
         if has("cluster.platform") and cluster.platform is Platform.eks and not config.node_groups:
             problem("nodeGroups", (), "an EKS stack needs at least one GPU node group")
         if has("cluster.platform") and cluster.platform is Platform.existing and config.node_groups:
@@ -423,14 +430,8 @@ def _stack_rules(parts: _Parts, has_kubeconfig_secret: bool, file: str, located:
         if has("cluster.platform") and cluster.platform is Platform.eks:
             problem("nodePools", (), "only for platform existing: on EKS gpu-dra creates the GPU nodes, declared as "
                                      "gpu-dra:nodeGroups")
-        pools: dict[str, int] = {}
-        for i, pool in enumerate(config.node_pools):
-            if pool.name in pools:
-                problem("nodePools", (i, "name"), f"{pool.name!r} is already used by nodePools[{pools[pool.name]}]")
-            pools.setdefault(pool.name, i)
-        if len({p.driver for p in config.node_pools if p.allocation_mode is AllocationMode.dra}) > 1:
-            problem("nodePools", (), "DRA node pools disagree on `driver` (host vs gpu-operator); one DRA driver "
-                                     "install serves them all with one nvidiaDriverRoot, so use one per stack")
+        unique_names("nodePools", config.node_pools)
+        one_driver("nodePools", config.node_pools, "node pools")
 
     classes: dict[str, int] = {}
     for i, device_class in enumerate(config.device_classes if has("device_classes") else []):

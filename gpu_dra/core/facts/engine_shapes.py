@@ -826,7 +826,7 @@ def _device_plugin_objects(version: str, values: Mapping[str, Any], release: str
 
 
 def engine_view(registered: Sequence[Registered], first_preview: bool = False) -> list[EngineResource]:
-    """Every resource as the engine would send it: each registration (remote components with their provider's inputs
-    and outputs), each followed by the children its remote component registers. `first_preview`: the first preview of
-    a new stack (every resource new)."""
+    """Every resource as the engine would send it: each registration (a remote component with no inputs and only the
+    outputs its provider registers), each remote component followed by the children it registers, which carry its
+    configuration. `first_preview`: the first preview of a new stack (every resource new)."""
     return _Model(registered, first_preview).view()

@@ -19,7 +19,7 @@ Every rule returns `list[Finding]` (gpu_dra.core.findings), filled the same way 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,12 +55,6 @@ class Rule:
     stack: bool  # checks the stack's resources together (outputs), else each resource on its own (inputs)
     everywhere: bool = False  # mandatory in every environment (the API server would reject or drop it)
     always_advisory: bool = False
-
-    def run(self, resources: Sequence[Resource], context: Context) -> list[Finding]:
-        """The rule on a stack's resources: a resource rule on each in turn."""
-        if self.stack:
-            return self.check(list(resources), context)
-        return [finding for resource in resources for finding in self.check(resource, context)]
 
 
 RULES = (

@@ -16,7 +16,6 @@ from gpu_dra.core.facts.nvidia import DEFAULT_CHART_VERSION
 from gpu_dra.core.findings import Finding
 from gpu_dra.core.policy.resources import (
     DAEMON_SET_TYPE,
-    EXACT_VERSION,
     NAMESPACE_TYPE,
     NODE_GROUP_TYPE,
     QUOTA_TYPE,
@@ -105,7 +104,7 @@ def dra_driver_chart_pinned(resource: Resource, context: Context) -> list[Findin
     rule = "dra-driver-chart-pinned"
     out = []
     version = context.chart_version
-    if not EXACT_VERSION.match(version):
+    if not context.pinned:
         out.append(error(rule, f"the DRA driver chart needs an exact version (got {version or 'none'}); an unpinned "
                          "chart changes what is deployed without a config change", resource, "version",
                          f"pin one release, e.g. {DEFAULT_CHART_VERSION}"))

@@ -99,8 +99,7 @@ class Resource:
 
     @property
     def rendered_by_chart(self) -> bool:
-        """An object a helm.v4.Chart rendered (its URN's type chain runs through the Chart)."""
-        return f"{CHART_TYPE}$" in self.urn.rsplit("::", 2)[-2] if self.urn.count("::") >= 2 else False
+        return rendered_by_chart(self.urn)
 
     @property
     def is_dra_chart(self) -> bool:
@@ -138,6 +137,12 @@ class Context:
     def pinned(self) -> bool:
         """Whether the chart names one release; dra-driver-chart-pinned reports it when not."""
         return pinned(self.chart_version)
+
+
+def rendered_by_chart(urn: str) -> bool:
+    """Whether a URN names an object a helm.v4.Chart rendered: its type chain runs through the Chart
+    (urn:pulumi:<stack>::<project>::<type chain>::<name>)."""
+    return urn.count("::") >= 3 and f"{CHART_TYPE}$" in urn.split("::")[2]
 
 
 def pinned(chart_version: str) -> bool:

@@ -23,7 +23,6 @@ from gpu_dra.core.config.models import (
     Platform,
     StackConfig,
 )
-from gpu_dra.core.data import helm_merge
 from gpu_dra.core.dra.scheduling import schedules_on
 from gpu_dra.core.facts.nvidia import DEVICE_PLUGIN_CHART_DEFAULTS, DRA_CHART_DEFAULTS
 from gpu_dra.core.render.nodes import (
@@ -141,17 +140,15 @@ def shared_gpu_nodes(groups: list[NodeGroupView], dra_plugin: dict[str, Any] | N
                      device_plugin: dict[str, Any] | None) -> list[str]:
     """Node groups both NVIDIA's device plugin and the DRA kubelet plugin would run on (with NFD labels present).
 
-    `dra_plugin` and `device_plugin` are the pod placement values (nodeSelector, affinity, tolerations) as set,
-    merged here over the charts' defaults; None when that plugin is not installed.
+    `dra_plugin` and `device_plugin` are each plugin's pod placement (nodeSelector, affinity, tolerations) as its
+    chart renders it, the chart's defaults already merged in; None when that plugin is not installed.
     """
     if dra_plugin is None or device_plugin is None:
         return []
-    dra_pod = helm_merge(DRA_PLUGIN_DEFAULTS, dra_plugin)
-    device_plugin_pod = helm_merge(DEVICE_PLUGIN_DEFAULTS, device_plugin)
     shared = []
     for group in groups:
         labels = {**group.labels, **NFD_GPU_LABELS}
-        if schedules_on(dra_pod, labels, group.taints) and schedules_on(device_plugin_pod, labels, group.taints):
+        if schedules_on(dra_plugin, labels, group.taints) and schedules_on(device_plugin, labels, group.taints):
             shared.append(group.name)
     return shared
 
