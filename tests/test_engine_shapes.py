@@ -22,9 +22,6 @@ from gpu_dra.core.render import charts
 from .conftest import ROOT, STACKS
 
 CHART_VALUES = ROOT / "tests" / "data" / "chart-values"
-# The mock's outputs; offline.py names it mock_outputs (earlier _mock_outputs).
-MOCK_OUTPUTS: Callable[[str, str, dict[str, Any]], dict[str, Any]] = (
-    getattr(offline, "mock_outputs", None) or getattr(offline, "_mock_outputs", None))  # type: ignore[assignment]
 EKS_OUTPUT_KEYS = {
     "autoModeNodeRoleName", "clusterIngressRuleId", "clusterSecurityGroup", "clusterSecurityGroupId", "core",
     "defaultNodeGroupAsgName", "eksCluster", "eksClusterIngressRule", "fargateProfileId", "fargateProfileStatus",
@@ -37,8 +34,8 @@ def registered(stack: str) -> tuple[Registered, ...]:
     """The stack's mock run as the shell hands it over: custom resources with the mock's outputs."""
     values, _ = stack_values(ROOT, stack)
     run = offline.run_program(ROOT, stack, values)
-    return tuple(Registered(r.type, r.name, r.urn, r.parent, r.protect, r.inputs,
-                            MOCK_OUTPUTS(r.type, r.name, r.inputs) if r.custom else {}) for r in run.resources)
+    return tuple(Registered(r.type, r.name, r.urn, r.parent, r.protect, r.inputs, r.outputs if r.custom else {})
+                 for r in run.resources)
 
 
 @cache

@@ -146,10 +146,8 @@ def analyze(resources: Sequence[EngineResource], config: dict[str, Any], environ
 
 def engine_resources(run: Any, first_preview: bool = False) -> list[EngineResource]:
     """The program run's resources (gpu_dra.cli.offline.ProgramRun) as the engine would send them."""
-    from gpu_dra.cli.offline import mock_outputs
-
-    view = engine_view([Registered(r.type, r.name, r.urn, r.parent, r.protect, r.inputs,
-                                   mock_outputs(r.type, r.name, r.inputs)) for r in run.resources], first_preview)
+    view = engine_view([Registered(r.type, r.name, r.urn, r.parent, r.protect, r.inputs, r.outputs)
+                        for r in run.resources], first_preview)
     return transformed(view, any(r.transforms for r in run.resources
                                  if r.type == policy.resources.CHART_TYPE and r.name == names.DRA_DRIVER_CHART))
 

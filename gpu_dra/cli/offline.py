@@ -56,6 +56,7 @@ class Registration:
     aliases: tuple[str, ...] = ()  # the URNs the engine matches old state against
     additional_secret_outputs: tuple[str, ...] = ()  # outputs the engine stores encrypted
     transforms: int = 0  # resource transforms the program registered on it (they also run on a component's children)
+    outputs: dict[str, Any] = field(default_factory=dict)  # what the mocks answered (mock_outputs), redacted
 
 
 @dataclass
@@ -125,7 +126,8 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                     delete_before_replace=bool(request.deleteBeforeReplace),
                     aliases=tuple(self._alias_urn(request, alias) for alias in request.aliases),
                     additional_secret_outputs=tuple(request.additionalSecretOutputs),
-                    transforms=len(request.transforms)))
+                    transforms=len(request.transforms),
+                    outputs=plain(_redacted(self.resources[response.urn].state))))
         return response
 
     def _alias_urn(self, request: Any, alias: Any) -> str:
