@@ -31,12 +31,12 @@ from gpu_dra.core.dra.objects import DeviceClass, ResourceClaim, parse_object
 from gpu_dra.core.facts.gates import DEFAULT_KUBERNETES_VERSION
 from gpu_dra.core.facts.nvidia import DEFAULT_CHART_VERSION
 from gpu_dra.core.findings import ERROR, NOT_JUDGED, Finding
-from gpu_dra.core.render import names
+from gpu_dra.core.render import charts, names
 from gpu_dra.core.render.nodes import EKS_TAINT_EFFECTS, NODE_GROUP_LABEL
 from gpu_dra.core.yamlsource import format_path
 
 RESOURCE_TYPES = {
-    "DeviceClass": "kubernetes:resource.k8s.io/v1:DeviceClass",
+    "DeviceClass": charts.DEVICE_CLASS_TYPE,
     "ResourceClaim": "kubernetes:resource.k8s.io/v1:ResourceClaim",
     "ResourceClaimTemplate": "kubernetes:resource.k8s.io/v1:ResourceClaimTemplate",
 }
