@@ -20,15 +20,16 @@ import pytest
 import yaml
 
 from .conftest import ROOT
+from .fake_apiserver import FakeApiServer, Fault
 from .test_cli import gpu_dra
 from .test_explain import P5
 
 
-def _listing(kind: str, items: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": f"{kind}List", "metadata": {}, "items": items}
+def _listing(kind: str, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return items
 
 
-def _responses(status: int) -> dict[str, Any]:
+def _responses() -> dict[str, list[dict[str, Any]]]:
     slices = yaml.safe_load(P5.read_text())["items"]
     claim = {"metadata": {"name": "busy", "namespace": "ml"}, "spec": {"devices": {"requests": []}},
              "status": {"allocation": {"devices": {"results": [
@@ -36,11 +37,11 @@ def _responses(status: int) -> dict[str, Any]:
                   "device": f"gpu-{i}"} for i in range(7)]}}}}
     nodes = [{"metadata": {"name": "ip-100-64-147-149.ec2.internal", "labels": {"nvidia.com/gpu.present": "true"}}},
              {"metadata": {"name": "ip-10-0-0-9.ec2.internal", "labels": {"nvidia.com/gpu.present": "true"}}}]
-    return {"status": status,
-            "/apis/resource.k8s.io/v1/resourceslices": _listing("ResourceSlice", slices),
-            "/apis/resource.k8s.io/v1/deviceclasses": _listing("DeviceClass", []),
-            "/apis/resource.k8s.io/v1/resourceclaims": _listing("ResourceClaim", [claim]),
-            "/api/v1/nodes": _listing("Node", nodes)}
+    return {"/apis/resource.k8s.io/v1/resourceslices": slices,
+            "/apis/resource.k8s.io/v1/deviceclasses": [],
+            "/apis/resource.k8s.io/v1/resourceclaims": [claim],
+            "/apis/resource.k8s.io/v1/resourceclaimtemplates": [],
+            "/api/v1/nodes": nodes, "/api/v1/pods": [], "/api/v1/events": []}
 
 
 def _taint_rule(device: str) -> dict[str, Any]:
@@ -52,46 +53,36 @@ def _taint_rule(device: str) -> dict[str, Any]:
 
 
 @pytest.fixture
-def api_requests() -> list[tuple[str, str]]:
-    """The (method, path) of every request the api_server fixture answered."""
-    return []
+def fake_api() -> Iterator[FakeApiServer]:
+    yield from FakeApiServer().serve()
 
 
 @pytest.fixture
-def api_server(request: pytest.FixtureRequest, tmp_path: Path, api_requests: list[tuple[str, str]]) -> Iterator[Path]:
-    """The param: one HTTP status for every path served (200 by default), or {path: listing or HTTP status} added to
+def api_requests(fake_api: FakeApiServer) -> list[tuple[str, str]]:
+    """The (method, path) of every request the api_server fixture answered, without the query."""
+    class Seen(list[tuple[str, str]]):
+        def __iter__(self) -> Iterator[tuple[str, str]]:
+            return iter([(method, path) for method, path, _ in fake_api.requests])
+    return Seen()
+
+
+@pytest.fixture
+def api_server(request: pytest.FixtureRequest, tmp_path: Path, fake_api: FakeApiServer) -> Iterator[Path]:
+    """The param: one HTTP status for every path served (200 by default), or {path: items or HTTP status} added to
     what is served. A path not served answers 404, as an API server does for a version or resource it does not
     serve."""
     param = getattr(request, "param", 200)
     status, added = (param, {}) if isinstance(param, int) else (200, param)
-    responses = {**_responses(status), **added}
-    seen = api_requests
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802
-            seen.append((self.command, self.path))
-            body = responses.get(self.path.split("?")[0])
-            status = 404 if body is None else body if isinstance(body, int) else responses["status"]
-            payload = json.dumps(body if status == 200 else {"kind": "Status", "code": status}).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.end_headers()
-            self.wfile.write(payload)
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    kubeconfig = tmp_path / "kubeconfig"
-    kubeconfig.write_text(yaml.safe_dump({
-        "apiVersion": "v1", "kind": "Config", "current-context": "lab",
-        "clusters": [{"name": "lab", "cluster": {"server": f"http://127.0.0.1:{server.server_address[1]}"}}],
-        "users": [{"name": "reader", "user": {"token": "t0ken"}}],
-        "contexts": [{"name": "lab", "context": {"cluster": "lab", "user": "reader"}}]}))
-    yield kubeconfig
-    server.shutdown()
-    assert all(method == "GET" for method, _ in seen)  # read-only
+    fake_api.collections.update(_responses())
+    for path, value in added.items():
+        if isinstance(value, int):
+            fake_api.faults[path] = Fault(status=value)
+        else:
+            fake_api.collections[path] = value
+    if status != 200:
+        fake_api.faults.update({path: Fault(status=status) for path in [*fake_api.collections, "/version"]})
+    yield fake_api.kubeconfig(tmp_path / "kubeconfig")
+    assert all(method == "GET" for method, _, _ in fake_api.requests)  # read-only
 
 
 def test_inventory_from_a_live_cluster(api_server: Path) -> None:
@@ -208,13 +199,17 @@ def test_forbidden_device_taint_rules_are_an_error_naming_the_resource_and_verb(
     indirect=True)
 def test_the_documented_cluster_role_grants_exactly_what_is_read(api_server: Path,
                                                                  api_requests: list[tuple[str, str]]) -> None:
-    """docs/troubleshooting.md's ClusterRole against the requests: every one a list (a GET of a collection), and
-    each (API group, resource) listed granted, no more."""
-    result = gpu_dra("inventory", "--cluster", "--kubeconfig", str(api_server))
-    assert result.returncode == 0, result.stderr
+    """docs/troubleshooting.md's ClusterRole against the requests of every verb that reads a cluster: every one a
+    list (a GET of a collection, /version aside: every identity may read it), and each (API group, resource) listed
+    granted, no more."""
+    for verb in (("inventory",), ("explain",)):
+        result = gpu_dra(*verb, "--cluster", "--kubeconfig", str(api_server))
+        assert result.returncode in (0, 1), result.stderr
     read = set()
     for _, path in api_requests:
-        parts = path.split("?")[0].strip("/").split("/")
+        if path == "/version":
+            continue
+        parts = path.strip("/").split("/")
         group, resource = ("", parts[2]) if parts[0] == "api" else (parts[1], parts[3])
         assert len(parts) == (3 if parts[0] == "api" else 4), path  # a collection: RBAC's list, never get
         read.add((group, resource))
@@ -270,7 +265,7 @@ def test_a_server_that_never_answers_times_out_naming_it(silent_server: str, tmp
     kubeconfig = _kubeconfig(tmp_path / "kubeconfig", silent_server, {"token": "t"})
     result, took = _timed(*verb, "--cluster", "--kubeconfig", str(kubeconfig), "--request-timeout", "1s")
     assert result.returncode == 2, result.stderr
-    assert f"the API server at {silent_server} did not answer GET /apis/resource.k8s.io/v1/resourceslices within " \
+    assert f"the API server at {silent_server} did not answer GET /version within " \
            "1s" in result.stderr and "--request-timeout" in result.stderr
     assert took < 15  # one attempt, not urllib3's four
     assert "Traceback" not in result.stderr

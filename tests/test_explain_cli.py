@@ -31,7 +31,7 @@ def test_a_pod_whose_two_claims_compete_as_json() -> None:
     result = gpu_dra("explain", str(P5), str(TWO_CLAIMS), "--format", "json")
     assert result.returncode == 1, result.stderr
     document = json.loads(result.stdout)
-    assert set(document) == {"source", "taint_rules", "claims", "pods"}
+    assert set(document) == {"source", "kubernetes", "taint_rules", "claims", "pods", "notes"}
     # the default target, 1.35 on EKS: DeviceTaintRules are alpha and off
     assert document["taint_rules"] == {"gate": "DRADeviceTaintRules", "applied": False, "notes": [], "rules": []}
     assert [c["claim"] for c in document["claims"]] == ["ml/gpu-3", "ml/also-gpu-3"]
@@ -46,7 +46,8 @@ def test_devices_held_by_another_claim_leave_a_deployment_pending() -> None:
     assert result.returncode == 1, result.stderr
     assert "claim ml/two-gpus" not in result.stdout  # --pod shows that pod alone
     assert ("pod ml/inference (Deployment): NOT allocatable: claim ml/inference-gpus (gpus): request gpu needs 2 "
-            f"device(s); on {NODE} 1 of its 8 matching device(s) are free: gpu-0: allocated to ml/trainer-0-gpu"
+            f"device(s); on {NODE} 1 of its 8 matching device(s) are free: gpu-0, gpu-1, gpu-2, gpu-3, gpu-4, "
+            "gpu-5, gpu-6: allocated to ml/trainer-0-gpu"
             ) in result.stdout
     assert "  claim gpus (template ml/two-gpus -> ml/inference-gpus): NOT allocatable alone (the reason above)" \
         in result.stdout
@@ -87,7 +88,7 @@ def test_the_kubernetes_version_decides_on_device_taints(tmp_path: Path) -> None
     new = gpu_dra("explain", str(slices), str(manifests), "--kubernetes-version", "1.36")  # beta, on
     assert new.returncode == 1, new.stderr
     assert "pod ml/solo (Pod): NOT allocatable" in new.stdout
-    assert ("gpu-0: taint nvidia.com/gpu-unhealthy=xid-79:NoSchedule from ResourceSlice "
+    assert ("gpu-7: taint nvidia.com/gpu-unhealthy=xid-79:NoSchedule from ResourceSlice "
             "ip-100-64-147-149.ec2.internal-gpu.nvidia.com-bvcfk, not tolerated") in new.stdout
     wrong = gpu_dra("explain", str(slices), str(manifests), "--kubernetes-version", "1.2")
     assert wrong.returncode == 2 and "known versions" in wrong.stderr
@@ -192,5 +193,5 @@ def test_binding_conditions_are_reported_for_the_claim_and_the_pod(tmp_path: Pat
     assert trainer["binding"]["simulated"] is False
     off = gpu_dra("explain", str(BINDING), str(manifests))  # 1.34: DRADeviceBindingConditions is alpha, off
     assert off.returncode == 1
-    assert ("gpu-0: has binding conditions (example.com/fabric-attached), which DRADeviceBindingConditions (off) "
+    assert ("gpu-7: has binding conditions (example.com/fabric-attached), which DRADeviceBindingConditions (off) "
             "must allow") in off.stdout

@@ -113,7 +113,7 @@ def test_a_shared_claim_allocated_already_keeps_its_devices() -> None:
     (report,) = run([shared, template("two", 2), consumer])
     assert report.claims[0].allocated_already
     assert not report.allocatable
-    assert "gpu-0: allocated to ml/shared" in report.reason
+    assert "gpu-6: allocated to ml/shared" in report.reason
     assert yaml.safe_dump(report.as_dict())
 
 

@@ -253,9 +253,23 @@ def cluster_options(parser: argparse.ArgumentParser) -> None:
                              f"take, as kubectl's: 30s, 2m; 0 waits forever (default {DEFAULT_REQUEST_TIMEOUT:g}s)")
 
 
-def gather(args: argparse.Namespace) -> tuple[Any, list[dict[str, Any]], str]:
+def read_live_cluster(args: argparse.Namespace, reads: Any = None) -> Any:
+    """The cluster's objects (cli.cluster.ClusterState) for `--cluster`; what cannot be read is bad input."""
+    from gpu_dra.cli.cluster import DEVICE_READS, ClusterError, read_cluster
+
+    try:
+        return read_cluster(args.kubeconfig, args.context, args.request_timeout, reads or DEVICE_READS,
+                            getattr(args, "namespace", None))
+    except ClusterError as error:
+        raise UsageError(str(error)) from None
+
+
+def gather(args: argparse.Namespace, cluster: Any = None,
+           with_stack: bool = True) -> tuple[Any, list[dict[str, Any]], str]:
     """Inventory (devices, every typed slice read and the DeviceTaintRules), the other Kubernetes objects (classes,
-    claims, pods and workloads, nodes) and a description of where they came from."""
+    claims, pods and workloads, nodes) and a description of where they came from. `cluster`: what was read from
+    the live cluster already, else it is read here with `--cluster`. `with_stack`: add the stack's classes and
+    templates (not where the cluster's own are explained)."""
     from gpu_dra.core.analysis import inventory as inv
     from gpu_dra.core.analysis.inventory import InventoryError
     from gpu_dra.core.yamlsource import Located
@@ -264,13 +278,9 @@ def gather(args: argparse.Namespace) -> tuple[Any, list[dict[str, Any]], str]:
     origins = list(args.paths)
     notes: list[str] = []
     if args.cluster:
-        from gpu_dra.cli.cluster import ClusterError, read_cluster
-
-        try:
-            objects_read, notes = read_cluster(args.kubeconfig, args.context, args.request_timeout)
-        except ClusterError as error:
-            raise UsageError(str(error)) from None
-        sources.append(("cluster", [Located(obj, {}) for obj in objects_read]))
+        cluster = cluster or read_live_cluster(args)
+        notes = cluster.notes
+        sources.append(("cluster", [Located(obj, {}) for obj in cluster.objects]))
         origins.append(f"cluster (context {cut(args.context)})" if args.context else "cluster")
     objects: list[dict[str, Any]] = []
     devices = inv.Inventory(notes=notes)
@@ -287,7 +297,7 @@ def gather(args: argparse.Namespace) -> tuple[Any, list[dict[str, Any]], str]:
         validate_objects(mine, name)
         objects += mine
     origin = ", ".join(origins)
-    if args.stack:
+    if args.stack and with_stack:
         from gpu_dra.core.config.loader import load_stack  # the stack models (pydantic) only when a stack is read
         from gpu_dra.core.render import manifests
 

@@ -9,6 +9,9 @@ from typing import Any
 from gpu_dra.cli.common import EXIT_FINDINGS, EXIT_OK, UsageError, cluster_options, cut, gather, project_root
 
 EXAMPLES = """examples:
+  gpu-dra explain --cluster                      # every Pending pod with claims, and why
+  gpu-dra explain --cluster --pod ml/trainer-0 --context prod
+  gpu-dra explain --cluster -n ml --format json
   gpu-dra explain --stack prod
   gpu-dra explain slices.yaml classes.yaml claims.yaml --claim ml/pair
   gpu-dra explain slices.yaml nodes.yaml templates.yaml deployment.yaml --pod ml/trainer
@@ -31,11 +34,13 @@ def register(verbs: Any) -> None:
                          help="only this pod or workload (and no claims, unless --claim names one)")
     explain.add_argument("--kubernetes-version",
                          help="the scheduler's Kubernetes minor version, whose feature gates decide the verdict "
-                              "(default: the stack's with --stack, else 1.34)")
+                              "(default: the stack's with --stack, else the cluster's with --cluster, else 1.35)")
     explain.add_argument("--platform", choices=["eks", "existing"],
                          help="eks: the version's upstream gate defaults; existing: the stack's declared "
                               "feature gates apply over them (default: the stack's with --stack, else eks)")
     cluster_options(explain)
+    explain.add_argument("-n", "--namespace",
+                         help="with --cluster and no FILE: only the Pending pods of this namespace (default: all)")
     explain.add_argument("--verbose", action="store_true", help="list more devices per reason")
     explain.add_argument("--all-devices", action="store_true",
                          help="JSON: list every matching and rejected device (default: each count and the first 5)")
@@ -43,12 +48,14 @@ def register(verbs: Any) -> None:
     explain.set_defaults(func=run)
 
 
-def _target(args: argparse.Namespace) -> tuple[str, str, dict[str, bool] | None]:
-    """The scheduler's Kubernetes version, platform and declared gates: the flags', else the stack's, else 1.34 on
-    EKS."""
-    from gpu_dra.core.facts.gates import DEFAULT_KUBERNETES_VERSION
+def _target(args: argparse.Namespace, cluster: Any = None) -> tuple[str, str, dict[str, bool] | None]:
+    """The scheduler's Kubernetes version, platform and declared gates: the flags', else the stack's, else the live
+    cluster's (its /version; EKS where the build says so), else gates.DEFAULT_KUBERNETES_VERSION on EKS."""
+    from gpu_dra.core.facts.gates import DEFAULT_KUBERNETES_VERSION, VERSIONS
 
     version, platform, declared = DEFAULT_KUBERNETES_VERSION, "eks", None
+    if cluster is not None and cluster.minor in VERSIONS:
+        version, platform = cluster.minor, "eks" if cluster.on_eks else "existing"
     if args.stack:
         from gpu_dra.core.config.loader import load_stack
 
@@ -68,27 +75,43 @@ def run(args: argparse.Namespace) -> int:
         in_use_from_claims,
         taint_rule_gate,
     )
+    from gpu_dra.core.analysis.pending import hints, holders, named_holders, pending_pods, scheduler_verdicts
     from gpu_dra.core.analysis.pods import explain_pods, nodes_from_objects, pods_from_objects
     from gpu_dra.core.facts.gates import VERSIONS
 
     if args.kubernetes_version is not None and args.kubernetes_version not in VERSIONS:  # before reading files
         raise UsageError(f"--kubernetes-version {cut(args.kubernetes_version, 40)}: known versions "
                          f"{', '.join(VERSIONS)}")
-    devices, objects, origin = gather(args)
-    version, platform, declared = _target(args)
+    pending = args.cluster and not args.paths and not args.claim
+    if args.namespace and not pending:
+        raise UsageError("--namespace: only with --cluster and no FILE or --claim (it picks the Pending pods read)")
+    cluster = None
+    if pending:
+        from gpu_dra.cli.cluster import PENDING_READS
+        from gpu_dra.cli.common import read_live_cluster
+
+        cluster = read_live_cluster(args, PENDING_READS)
+    devices, objects, origin = gather(args, cluster, with_stack=not pending)
+    version, platform, declared = _target(args, cluster)
     claims = everything = claims_from_objects(objects)
-    pods = pods_from_objects(objects)
+    pods = pending_pods(objects) if pending else pods_from_objects(objects)
     if args.claim:
         claims = [c for c in claims if args.claim in (c.name, c.name.rsplit("/", 1)[-1])]
         if not claims:
             raise UsageError(f"no claim or claim template named {cut(args.claim, 100)!r} in the inputs")
+    if pending:
+        claims = []
     if args.pod:
         pods = [p for p in pods if args.pod in (p.name, p.name.rsplit("/", 1)[-1])]
+        if not pods and pending:
+            raise UsageError(f"no Pending pod with resource claims named {cut(args.pod, 100)!r} in the cluster"
+                             + (f"'s namespace {cut(args.namespace, 63)}" if args.namespace else "")
+                             + " (a pod that is running or names no claims is not explained)")
         if not pods:
             raise UsageError(f"no pod or workload with resource claims named {cut(args.pod, 100)!r} in the inputs")
         if not args.claim:
             claims = []
-    if not claims and not pods:
+    if not claims and not pods and not pending:
         raise UsageError("no ResourceClaim, ResourceClaimTemplate, or Pod or workload naming resource claims in "
                          "the inputs (give files, or --stack)")
     nodes = nodes_from_objects(objects)
@@ -100,20 +123,37 @@ def run(args: argparse.Namespace) -> int:
     devices = tainted.inventory
     gate = taint_rule_gate(version)
     in_use = in_use_from_claims(everything)
+    if pending:
+        in_use = named_holders(in_use, holders(objects))
     reports = [explainer.explain(claim, devices, in_use, nodes=[n.node for n in nodes] or None) for claim in claims]
     pod_reports = explain_pods(pods, everything, devices, explainer, in_use, nodes or None)
+    said = scheduler_verdicts(objects) if pending else {}
+    advice = {pod.name: hints(pod, report, everything, devices, explainer, in_use, nodes)
+              for pod, report in zip(pods, pod_reports, strict=True)} if pending else {}
     if args.format == "json":
         examples = None if args.all_devices else EXAMPLES
         print(json.dumps({"source": origin, "taint_rules": {"gate": gate, **tainted.as_dict()},
+                          "kubernetes": {"version": version, "platform": platform,
+                                         "server": cluster.version if cluster else None},
                           "claims": [r.as_dict(examples) for r in reports],
-                          "pods": [p.as_dict(examples) for p in pod_reports]}, separators=(",", ":")))
+                          "pods": [_pod_dict(p, examples, said, advice, pending) for p in pod_reports],
+                          "notes": devices.notes}, separators=(",", ":")))
     else:
-        print(f"Devices from {origin}: {len(devices.nodes())} node(s), {len(devices.devices)} device(s)\n")
+        print(f"Devices from {origin}: {len(devices.nodes())} node(s), {len(devices.devices)} device(s)")
+        if cluster is not None:
+            server = f", API server {cluster.version}" if cluster.version else ""
+            print(f"Judged as the kube-scheduler of Kubernetes {version} ({platform}){server}")
+            for note in devices.notes:
+                print(f"note: {note}")
+        print()
         _print_taint_rules(tainted, f"{gate} is off in Kubernetes {version} ({platform})")
         for report in reports:
             _print_report(report, args.verbose)
+        if pending and not pod_reports:
+            where = f" in namespace {args.namespace}" if args.namespace else ""
+            print(f"No Pending pod with resource claims{where}: every such pod is placed.")
         for pod_report in pod_reports:
-            _print_pod(pod_report)
+            _print_pod(pod_report, said.get(pod_report.pod), advice.get(pod_report.pod), pending)
     fine = all(r.allocatable for r in reports) and all(p.allocatable for p in pod_reports)
     return EXIT_OK if fine else EXIT_FINDINGS
 
@@ -170,17 +210,40 @@ def _print_report(report: Any, verbose: bool) -> None:
     print()
 
 
-def _print_pod(report: Any) -> None:
-    """The pod's verdict, then per claim its devices on the pod's node, or how it fares alone."""
+def _pod_dict(report: Any, examples: int | None, said: dict[str, Any], advice: dict[str, list[str]],
+              pending: bool) -> dict[str, Any]:
+    """A pod's JSON: the report, and for a live cluster's Pending pod the scheduler's last word and the hints."""
+    data: dict[str, Any] = report.as_dict(examples)
+    if pending:
+        verdict = said.get(report.pod)
+        data["scheduler"] = verdict.as_dict() if verdict else None
+        data["hints"] = advice.get(report.pod, [])
+    return data
+
+
+def _print_pod(report: Any, verdict: Any = None, advice: list[str] | None = None, pending: bool = False) -> None:
+    """The pod's verdict, then per claim its devices on the pod's node, or how it fares alone; for a Pending pod of
+    a live cluster, the scheduler's own message first and what would make it schedulable last."""
+    kind = "Pending" if pending else report.kind
     if report.allocatable:
         others = f" (of {len(report.nodes)} node(s))" if len(report.nodes) > 1 else ""
-        print(f"pod {report.pod} ({report.kind}): allocatable on {report.node}{others}")
+        print(f"pod {report.pod} ({kind}): allocatable on {report.node}{others}")
     else:
-        print(f"pod {report.pod} ({report.kind}): NOT allocatable: {report.reason}")
+        print(f"pod {report.pod} ({kind}): NOT allocatable: {report.reason}")
+    if verdict is not None:
+        times = f", {verdict.count} times" if verdict.count > 1 else ""
+        when = f", last {verdict.last}" if verdict.last else ""
+        origin = "FailedScheduling" if verdict.source == "event" else "PodScheduled condition"
+        print(f"  scheduler ({origin}{times}{when}): {cut(verdict.message, 600)}")
+    elif pending:
+        print("  scheduler: no FailedScheduling event or PodScheduled condition yet (not tried, or the events "
+              "expired: they are kept 1 h by default)")
     for item in report.claims:
         source = f"{item.source} -> {item.claim}" if item.source.startswith("template ") else item.source
         print(f"  claim {item.entry} ({source}): {_claim_state(item, report.reason)}")
     _print_binding([item.allocation for item in report.claims], with_claim=True)
+    for hint in advice or []:
+        print(f"  => {hint}")
     print()
 
 

@@ -660,8 +660,13 @@ class Verdict:
 
 
 def _listing(blocked: list[tuple[Device, str]], limit: int = 8) -> str:
-    shown = ", ".join(f"{d.name}: {why}" for d, why in blocked[:limit])
-    return shown + (f", +{len(blocked) - limit} more" if len(blocked) > limit else "")
+    """The first `limit` devices with their causes, those of one cause together: `gpu-0, gpu-1: allocated to
+    ml/a; gpu-2: taint ...` (a busy node's eight devices are mostly held by one claim)."""
+    by_cause: dict[str, list[str]] = {}
+    for device, why in blocked[:limit]:
+        by_cause.setdefault(why, []).append(device.name)
+    shown = "; ".join(f"{', '.join(names)}: {why}" for why, names in by_cause.items())
+    return shown + (f"; +{len(blocked) - limit} more" if len(blocked) > limit else "")
 
 
 def _fields_but(obj: Any, skipped: Collection[str]) -> list[Any]:

@@ -43,6 +43,10 @@ class PodSpec:
     name: str  # namespace/name of the Pod or workload
     kind: str
     spec: Mapping[str, Any]  # the pod spec (a workload's template's)
+    # A live Pod's claims made from templates, by entry: the resourceclaim controller names them <pod>-<entry>-<random>
+    # and records the name in status.resourceClaimStatuses (kubernetes/api@v0.34.0 core/v1 types.go
+    # PodResourceClaimStatus).
+    claim_names: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -109,7 +113,10 @@ def pods_from_objects(objects: Iterable[Mapping[str, Any]]) -> list[PodSpec]:
         if not isinstance(spec, Mapping) or not spec.get("resourceClaims"):
             continue
         meta = _mapping(obj.get("metadata"))
-        out.append(PodSpec(f"{meta.get('namespace') or 'default'}/{meta.get('name', '?')}", str(kind), spec))
+        statuses = _at(obj, ("status", "resourceClaimStatuses")) if kind == "Pod" else None
+        made = {str(s.get("name")): str(s["resourceClaimName"]) for s in statuses or []
+                if isinstance(s, Mapping) and s.get("resourceClaimName")}
+        out.append(PodSpec(f"{meta.get('namespace') or 'default'}/{meta.get('name', '?')}", str(kind), spec, made))
     return out
 
 
@@ -156,7 +163,13 @@ def _explain_pod(pod: PodSpec, by_name: Mapping[tuple[str, str], ResourceClaim],
             continue
         name = str(entry.get("name") or f"#{index}")
         template, shared = entry.get("resourceClaimTemplateName"), entry.get("resourceClaimName")
-        if template:
+        generated = pod.claim_names.get(name)
+        made = by_name.get(("ResourceClaim", f"{namespace}/{generated}")) if generated else None
+        claim: ResourceClaim | None
+        if template and made is not None:  # the live claim made from the template: it may be allocated already
+            item = PodClaim(name, f"template {namespace}/{template}", made.name)
+            claim = made
+        elif template:
             item = PodClaim(name, f"template {namespace}/{template}", f"{namespace}/{pod_name}-{name}")
             found = by_name.get(("ResourceClaimTemplate", f"{namespace}/{template}"))
             claim = None if found is None else replace(found, name=item.claim, kind="ResourceClaim", allocated=())

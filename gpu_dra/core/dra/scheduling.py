@@ -78,12 +78,25 @@ def _tolerated(taint: Mapping[str, Any], tolerations: Sequence[Mapping[str, Any]
 
 def schedules_on(pod: Mapping[str, Any], labels: Mapping[str, str], taints: Sequence[Mapping[str, Any]]) -> bool:
     """Whether a pod spec's `nodeSelector`, `affinity` and `tolerations` admit a node with these labels and taints."""
-    if any(labels.get(k) != v for k, v in (pod.get("nodeSelector") or {}).items()):
-        return False
+    return why_not_on(pod, labels, taints) is None
+
+
+def why_not_on(pod: Mapping[str, Any], labels: Mapping[str, str],
+               taints: Sequence[Mapping[str, Any]]) -> str | None:
+    """Why a pod spec may not go to a node with these labels and taints, in the scheduler's order of filters
+    (NodeAffinity, then TaintToleration), or None where it may."""
+    for key, value in (pod.get("nodeSelector") or {}).items():
+        if labels.get(key) != value:
+            have = f"it has {key}={labels[key]}" if key in labels else "it has no such label"
+            return f"the pod's nodeSelector wants {key}={value}; {have}"
     required = ((pod.get("affinity") or {}).get("nodeAffinity") or {}).get(
         "requiredDuringSchedulingIgnoredDuringExecution")
     if required is not None and not any(_term_admits(term, labels)
                                         for term in required.get("nodeSelectorTerms") or []):
-        return False
-    blocking = [t for t in taints if t.get("effect") in ("NoSchedule", "NoExecute")]
-    return all(_tolerated(t, list(pod.get("tolerations") or [])) for t in blocking)
+        return "the pod's required node affinity does not match its labels"
+    tolerations = list(pod.get("tolerations") or [])
+    for taint in taints:
+        if taint.get("effect") in ("NoSchedule", "NoExecute") and not _tolerated(taint, tolerations):
+            value = f"={taint['value']}" if taint.get("value") else ""
+            return f"the pod does not tolerate its taint {taint.get('key')}{value}:{taint.get('effect')}"
+    return None

@@ -1,0 +1,150 @@
+"""Why a live cluster's Pending pods are Pending: the scheduler's own last word, the allocator's reasons, and what
+would make each pod schedulable.
+
+On EKS the kube-scheduler's verbosity cannot be raised (control-plane logs go to CloudWatch at the default level:
+aws/containers-roadmap#1530), so the per-device reasons it logs at V(5)-V(7) are out of reach; the answer is
+computed from the cluster's objects instead. The scheduler's last message comes from its `FailedScheduling` Events
+and the pod's `PodScheduled` condition (kubernetes pkg/scheduler/schedule_one.go handleSchedulingFailure records
+both). The allocator's verdict is pods.explain_pods on the nodes the pod may use; the hints come from the same
+verdict with one obstacle taken away at a time: the node constraints (nodeSelector, affinity, taints), then the
+devices other claims hold.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from gpu_dra.core.analysis.explain import Explainer
+from gpu_dra.core.analysis.inventory import Inventory
+from gpu_dra.core.analysis.pods import ClusterNode, PodReport, PodSpec, explain_pods, pods_from_objects
+from gpu_dra.core.dra.objects import ResourceClaim
+from gpu_dra.core.dra.scheduling import why_not_on
+
+
+@dataclass(frozen=True)
+class SchedulerVerdict:
+    """The scheduler's last word on a pod: its FailedScheduling message, how often it was said, and when."""
+
+    message: str
+    count: int = 1
+    last: str = ""  # RFC 3339, as the API server writes times
+    source: str = "event"  # "event" or "condition" (PodScheduled)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"message": self.message, "count": self.count, "last": self.last, "source": self.source}
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _name(obj: Mapping[str, Any]) -> str:
+    meta = _mapping(obj.get("metadata"))
+    return f"{meta.get('namespace') or 'default'}/{meta.get('name', '?')}"
+
+
+def pending_pods(objects: Iterable[Mapping[str, Any]]) -> list[PodSpec]:
+    """Pods the scheduler has not placed (phase Pending, no nodeName) that name resource claims, by name."""
+    waiting = [o for o in objects if o.get("kind") == "Pod" and _mapping(o.get("status")).get("phase") == "Pending"
+               and not _mapping(o.get("spec")).get("nodeName")]
+    return sorted(pods_from_objects(waiting), key=lambda pod: pod.name)
+
+
+def scheduler_verdicts(objects: Iterable[Mapping[str, Any]]) -> dict[str, SchedulerVerdict]:
+    """Per pod (namespace/name) the newest FailedScheduling Event, else its PodScheduled=False condition. An Event
+    series counts in `series.count` (events.k8s.io) or `count` (core/v1, deprecated but still set)."""
+    verdicts: dict[str, tuple[str, SchedulerVerdict]] = {}
+    for obj in objects:
+        if obj.get("kind") == "Event" and obj.get("reason") == "FailedScheduling":
+            involved = _mapping(obj.get("involvedObject"))
+            if involved.get("kind") != "Pod":
+                continue
+            pod = f"{involved.get('namespace') or 'default'}/{involved.get('name', '?')}"
+            series = _mapping(obj.get("series"))
+            last = str(series.get("lastObservedTime") or obj.get("lastTimestamp") or obj.get("eventTime")
+                       or _mapping(obj.get("metadata")).get("creationTimestamp") or "")
+            count = series.get("count") or obj.get("count") or 1
+            verdict = SchedulerVerdict(str(obj.get("message") or "").strip(),
+                                       count if isinstance(count, int) else 1, last)
+            if pod not in verdicts or last >= verdicts[pod][0]:  # RFC 3339 in UTC sorts as text
+                verdicts[pod] = (last, verdict)
+    out = {pod: verdict for pod, (_, verdict) in verdicts.items()}
+    for obj in objects:
+        if obj.get("kind") != "Pod" or _name(obj) in out:
+            continue
+        for condition in _mapping(obj.get("status")).get("conditions") or []:
+            condition = _mapping(condition)
+            if condition.get("type") == "PodScheduled" and condition.get("status") == "False":
+                message = str(condition.get("message") or condition.get("reason") or "").strip()
+                out[_name(obj)] = SchedulerVerdict(message, 1, str(condition.get("lastTransitionTime") or ""),
+                                                   "condition")
+    return out
+
+
+def holders(objects: Iterable[Mapping[str, Any]]) -> dict[str, list[str]]:
+    """Per ResourceClaim (namespace/name) the pods it is reserved for (status.reservedFor), who holds its devices."""
+    out = {}
+    for obj in objects:
+        if obj.get("kind") != "ResourceClaim":
+            continue
+        namespace = _mapping(obj.get("metadata")).get("namespace") or "default"
+        pods = [f"{namespace}/{_mapping(r).get('name')}" for r in _mapping(obj.get("status")).get("reservedFor") or []
+                if _mapping(r).get("resource") == "pods"]
+        if pods:
+            out[_name(obj)] = pods
+    return out
+
+
+def named_holders(in_use: Mapping[Any, str], reserved: Mapping[str, Sequence[str]]) -> dict[Any, str]:
+    """`in_use` with each holding claim followed by its pods, as the reasons then show it."""
+    def label(claim: str) -> str:
+        pods = reserved.get(claim)
+        if not pods:
+            return claim
+        more = f" and {len(pods) - 2} more" if len(pods) > 2 else ""
+        return f"{claim} (pod {', '.join(pods[:2])}{more})"
+
+    return {device: label(claim) for device, claim in in_use.items()}
+
+
+def hints(pod: PodSpec, report: PodReport, claims: Sequence[ResourceClaim], inventory: Inventory,
+          explainer: Explainer, in_use: Mapping[Any, str], nodes: Sequence[ClusterNode]) -> list[str]:
+    """What would make an unallocatable pod allocatable, found by lifting one obstacle at a time; for a pod the
+    allocator would place, why the scheduler may still not have (a filter gpu-dra does not model)."""
+    if report.allocatable:
+        return [f"its claims are allocatable on {report.node} now: the cluster changed since the scheduler's last "
+                "attempt (it retries), or a filter gpu-dra does not model (CPU, memory, pod affinity, topology "
+                "spread, volumes) rejects the nodes: see the scheduler's message"]
+    if report.errors and not report.claims:
+        return []
+    if any(c.report is not None and c.report.errors for c in report.claims) or any(
+            e.rule == "pod-claim-missing" for e in report.errors):
+        return []  # a claim or class is missing or broken: the reason says what to fix
+    found = []
+    free = [ClusterNode(n.node) for n in nodes]
+    anywhere = replace(pod, spec={k: v for k, v in pod.spec.items()
+                                  if k not in ("nodeSelector", "affinity", "tolerations", "nodeName")})
+    if nodes:
+        (elsewhere,) = explain_pods([anywhere], claims, inventory, explainer, in_use, free)
+        blocked = {n.node.name: n for n in nodes}
+        usable = [name for name in elsewhere.nodes
+                  if name in blocked and why_not_on(pod.spec, blocked[name].node.labels, blocked[name].taints)]
+        for name in usable[:3]:
+            node = blocked[name]
+            why = why_not_on(pod.spec, node.node.labels, node.taints)
+            found.append(f"its claims fit on {name}, but {why}")
+        if len(usable) > 3:
+            found.append(f"... and on {len(usable) - 3} more node(s) it may not use")
+    (unheld,) = explain_pods([pod], claims, inventory, explainer, {}, nodes or None)
+    if unheld.allocatable and in_use:
+        picked = {(d.driver, d.pool, d.device) for c in unheld.claims if c.allocation for d in c.allocation.devices}
+        held = sorted({in_use[device] for device in picked if device in in_use})
+        if held:
+            found.append(f"it would fit on {unheld.node} once these claims release their devices: "
+                         f"{', '.join(held[:5])}" + (f" and {len(held) - 5} more" if len(held) > 5 else ""))
+    if not found:
+        found.append("neither another node nor freed devices would help: no node has matching devices enough "
+                     "(add capacity or change the request; the reasons above say what is missing)")
+    return found
