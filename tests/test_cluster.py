@@ -41,7 +41,7 @@ def _responses() -> dict[str, list[dict[str, Any]]]:
             "/apis/resource.k8s.io/v1/deviceclasses": [],
             "/apis/resource.k8s.io/v1/resourceclaims": [claim],
             "/apis/resource.k8s.io/v1/resourceclaimtemplates": [],
-            "/api/v1/nodes": nodes, "/api/v1/pods": [], "/api/v1/events": []}
+            "/api/v1/nodes": nodes, "/api/v1/pods": [], "/api/v1/events": [], "/api/v1/resourcequotas": []}
 
 
 def _taint_rule(device: str) -> dict[str, Any]:
@@ -202,7 +202,7 @@ def test_the_documented_cluster_role_grants_exactly_what_is_read(api_server: Pat
     """docs/troubleshooting.md's ClusterRole against the requests of every verb that reads a cluster: every one a
     list (a GET of a collection, /version aside: every identity may read it), and each (API group, resource) listed
     granted, no more."""
-    for verb in (("inventory",), ("explain",)):
+    for verb in (("inventory",), ("explain",), ("doctor",)):
         result = gpu_dra(*verb, "--cluster", "--kubeconfig", str(api_server))
         assert result.returncode in (0, 1), result.stderr
     read = set()

@@ -22,6 +22,7 @@ from pulumi_policy import EnforcementLevel
 from pulumi_policy.policy import _PolicyAnalyzerServicer
 
 from gpu_dra import __version__
+from gpu_dra.cli.common import SARIF_SCHEMA
 from gpu_dra.core import policy
 from gpu_dra.core.config.loader import build_stack, stack_file, stack_values, team_file
 from gpu_dra.core.config.models import Platform, Stack
@@ -32,7 +33,6 @@ from gpu_dra.core.render import charts, manifests, names
 from gpu_dra.core.yamlsource import Located, read_yaml
 from gpu_dra.policypack import collecting, policies, violation_message
 
-SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _PROTO_LEVELS = {policy.ADVISORY: analyzer_pb2.ADVISORY, policy.MANDATORY: analyzer_pb2.MANDATORY,
                  "disabled": analyzer_pb2.DISABLED}
 

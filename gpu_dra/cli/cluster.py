@@ -233,7 +233,7 @@ def read_cluster(kubeconfig: str | None, context: str | None,
         state.objects += [{"apiVersion": rules_version, "kind": "DeviceTaintRule", **item}
                           for item in listed["DeviceTaintRule"]]
     if NODES in reads:
-        state.notes += _silent_gpu_nodes(state.of("ResourceSlice"), listed["Node"])
+        state.notes += silent_gpu_nodes(state.of("ResourceSlice"), listed["Node"])
     if rules_version is None:
         versions = ", ".join(v.rpartition("/")[2] for v in TAINT_RULE_VERSIONS)
         state.notes.append(f"the API server serves no DeviceTaintRules (GET {TAINT_RULES} in resource.k8s.io "
@@ -241,7 +241,7 @@ def read_cluster(kubeconfig: str | None, context: str | None,
     return state
 
 
-def _silent_gpu_nodes(slices: list[dict[str, Any]], nodes: list[dict[str, Any]]) -> list[str]:
+def silent_gpu_nodes(slices: list[dict[str, Any]], nodes: list[dict[str, Any]]) -> list[str]:
     """Notes on DRA GPU nodes that publish no ResourceSlice."""
     publishing = {_mapping(o.get("spec")).get("nodeName") for o in slices}
     key, value = DRA_NODE_LABEL

@@ -209,6 +209,8 @@ def read_inputs(paths: list[str], lines: bool = True) -> list[tuple[str, list[An
     return inputs
 
 
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"  # what `check` and `doctor` write
+
 # kubectl has no default limit; gpu-dra is run in CI, where a stalled API server should fail the job, not hang it.
 DEFAULT_REQUEST_TIMEOUT = 30.0
 
@@ -243,8 +245,8 @@ def selected_stacks(args: argparse.Namespace, root: Path) -> list[str]:
 
 def cluster_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cluster", action="store_true",
-                        help="read ResourceSlices, DeviceClasses, ResourceClaims, DeviceTaintRules and Nodes from a "
-                             "live cluster")
+                        help="read the cluster's DRA objects and Nodes through a kubeconfig, read-only (what each verb "
+                             "lists, and the ClusterRole it needs: docs/troubleshooting.md)")
     parser.add_argument("--kubeconfig", help="kubeconfig file for --cluster (default: $KUBECONFIG, ~/.kube/config)")
     parser.add_argument("--context", help="kubeconfig context for --cluster (default: current)")
     parser.add_argument("--request-timeout", type=request_timeout, default=DEFAULT_REQUEST_TIMEOUT,

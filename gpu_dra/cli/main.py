@@ -15,6 +15,7 @@ from typing import NoReturn
 from gpu_dra import __version__
 from gpu_dra.cli.commands import (
     check,
+    doctor,
     explain,
     inventory,
     lint,
@@ -40,7 +41,7 @@ from gpu_dra.cli.common import (
 )
 from gpu_dra.core.findings import ConfigError
 
-VERBS = (preview, render, lint, check, inventory, explain, logs, schema, policy_pack, permissions)
+VERBS = (preview, render, lint, check, inventory, explain, doctor, logs, schema, policy_pack, permissions)
 
 
 class _Parser(argparse.ArgumentParser):

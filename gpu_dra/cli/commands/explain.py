@@ -34,7 +34,7 @@ def register(verbs: Any) -> None:
                          help="only this pod or workload (and no claims, unless --claim names one)")
     explain.add_argument("--kubernetes-version",
                          help="the scheduler's Kubernetes minor version, whose feature gates decide the verdict "
-                              "(default: the stack's with --stack, else the cluster's with --cluster, else 1.35)")
+                              "(default: the cluster's with --cluster, else the stack's with --stack, else 1.35)")
     explain.add_argument("--platform", choices=["eks", "existing"],
                          help="eks: the version's upstream gate defaults; existing: the stack's declared "
                               "feature gates apply over them (default: the stack's with --stack, else eks)")
@@ -49,18 +49,19 @@ def register(verbs: Any) -> None:
 
 
 def _target(args: argparse.Namespace, cluster: Any = None) -> tuple[str, str, dict[str, bool] | None]:
-    """The scheduler's Kubernetes version, platform and declared gates: the flags', else the stack's, else the live
-    cluster's (its /version; EKS where the build says so), else gates.DEFAULT_KUBERNETES_VERSION on EKS."""
+    """The scheduler's Kubernetes version, platform and declared gates: the flags', else the live cluster's (its
+    /version: what its scheduler runs; EKS where the build says so), else the stack's, else the default on EKS."""
     from gpu_dra.core.facts.gates import DEFAULT_KUBERNETES_VERSION, VERSIONS
 
     version, platform, declared = DEFAULT_KUBERNETES_VERSION, "eks", None
-    if cluster is not None and cluster.minor in VERSIONS:
-        version, platform = cluster.minor, "eks" if cluster.on_eks else "existing"
     if args.stack:
         from gpu_dra.core.config.loader import load_stack
 
-        cluster = load_stack(project_root(args), args.stack).config.cluster
-        version, platform, declared = cluster.kubernetes_version, cluster.platform.value, dict(cluster.feature_gates)
+        stack_cluster = load_stack(project_root(args), args.stack).config.cluster
+        version, platform = stack_cluster.kubernetes_version, stack_cluster.platform.value
+        declared = dict(stack_cluster.feature_gates)
+    if cluster is not None and cluster.minor in VERSIONS:
+        version, platform = cluster.minor, "eks" if cluster.on_eks else "existing"
     return args.kubernetes_version or version, args.platform or platform, declared
 
 

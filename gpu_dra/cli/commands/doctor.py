@@ -1,0 +1,204 @@
+"""`gpu-dra doctor`: is DRA healthy on this cluster (read-only), and does it hold what the stack renders."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from gpu_dra.cli.common import (
+    EXIT_FINDINGS,
+    EXIT_OK,
+    SARIF_SCHEMA,
+    UsageError,
+    cluster_options,
+    cut,
+    project_root,
+    read_inputs,
+)
+
+EXAMPLES = """examples:
+  gpu-dra doctor --cluster
+  gpu-dra doctor --cluster --context prod --stack prod      # and drift from what the stack renders
+  gpu-dra doctor --cluster --format sarif > doctor.sarif
+  kubectl get nodes,resourceslices,deviceclasses,resourceclaims,resourceclaimtemplates,resourcequotas -A -o yaml \\
+    > state.yaml && gpu-dra doctor state.yaml --kubernetes-version 1.35   # offline, on a captured state
+
+exit 1 on an error-level finding, 2 on bad input (an unreadable cluster or file)
+"""
+
+FORMATS = ("text", "json", "sarif")
+
+
+def register(verbs: Any) -> None:
+    doctor = verbs.add_parser("doctor", epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
+        help="is DRA healthy on the cluster: GPU nodes without slices, double allocation, stale or outdated "
+             "slices, tainted devices, dropped fields, drift from the stack (read-only)")
+    doctor.add_argument("paths", nargs="*", metavar="FILE",
+                        help="a captured state instead of (or beside) --cluster: Nodes, ResourceSlices, "
+                             "DeviceClasses, ResourceClaims, ResourceClaimTemplates, ResourceQuotas, "
+                             "DeviceTaintRules (YAML or JSON, `kubectl get -o yaml` lists too), or -")
+    doctor.add_argument("--stack", help="compare the cluster with what this stack renders (drift), and take its "
+                                        "version, platform and feature gates where the cluster does not say")
+    doctor.add_argument("--kubernetes-version",
+                        help="judge as this Kubernetes minor version (default: the API server's with --cluster, "
+                             "else the stack's, else 1.35)")
+    doctor.add_argument("--platform", choices=["eks", "existing"],
+                        help="eks: the version's upstream gate defaults; existing: declared and observed gates over "
+                             "them (default: from the API server's version with --cluster, else the stack's)")
+    cluster_options(doctor)
+    doctor.add_argument("--format", choices=FORMATS, default="text")
+    doctor.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from gpu_dra.cli.cluster import CLAIMS, CLASSES, NODES, QUOTAS, SLICES, TEMPLATES
+    from gpu_dra.core.analysis import doctor
+    from gpu_dra.core.analysis.inventory import InventoryError, objects_in_document
+    from gpu_dra.core.facts.gates import VERSIONS
+
+    if not args.cluster and not args.paths:
+        raise UsageError("doctor needs --cluster or FILEs of a captured state (kubectl get nodes,resourceslices,"
+                         "deviceclasses -o yaml > state.yaml); `gpu-dra doctor --help` shows examples")
+    if args.kubernetes_version is not None and args.kubernetes_version not in VERSIONS:
+        raise UsageError(f"--kubernetes-version {cut(args.kubernetes_version, 40)}: known versions "
+                         f"{', '.join(VERSIONS)}")
+    sources: list[tuple[str, list[Any]]] = []
+    complete: set[str] = set()
+    for name, documents in read_inputs(args.paths, lines=False):
+        objects = [dict(obj) for document in documents for obj in objects_in_document(document.data)]
+        sources.append((name, objects))
+        complete |= {str(obj.get("kind")) for obj in objects}  # a dump of a kind is taken to hold all of it
+    state, notes = None, []
+    if args.cluster:
+        from gpu_dra.cli.cluster import silent_gpu_nodes
+        from gpu_dra.cli.common import read_live_cluster
+
+        reads = (SLICES, CLASSES, CLAIMS, NODES, TEMPLATES, QUOTAS)
+        state = read_live_cluster(args, reads)
+        sources.append(("cluster", state.objects))
+        complete |= {read.kind for read in reads} | {"DeviceTaintRule"}
+        # The reader's notes on silent GPU nodes are this verb's gpu-node-without-slices findings.
+        silent = set(silent_gpu_nodes(state.of("ResourceSlice"), state.of("Node")))
+        notes += [note for note in state.notes if note not in silent]
+    stack = _stack(args)
+    target, judged = _target(args, state, stack, notes)
+    rendered = _rendered(stack) if stack is not None else None
+    try:
+        diagnosis = doctor.diagnose(sources, target, complete, rendered, args.stack or "")
+    except InventoryError as error:
+        raise UsageError(str(error)) from None
+    diagnosis.notes[:0] = notes
+    if args.format == "json":
+        print(json.dumps([_entry(f) for f in diagnosis.findings], indent=2))
+        _notes_to_stderr(diagnosis.notes)
+    elif args.format == "sarif":
+        print(json.dumps(as_sarif(diagnosis.findings), indent=2))
+        _notes_to_stderr(diagnosis.notes)
+    else:
+        _print_text(diagnosis, judged)
+    return EXIT_FINDINGS if diagnosis.errors else EXIT_OK
+
+
+def _stack(args: argparse.Namespace) -> Any:
+    if not args.stack:
+        return None
+    from gpu_dra.core.config.loader import load_stack
+
+    return load_stack(project_root(args), args.stack)
+
+
+def _rendered(stack: Any) -> list[dict[str, Any]]:
+    """What the stack applies of the kinds doctor compares: its DeviceClasses, claim templates and quotas."""
+    from gpu_dra.core.render import manifests
+
+    objects = manifests.stack_device_classes(stack)
+    objects += [manifests.claim_template(team, t) for team in stack.teams for t in team.claim_templates]
+    objects += [quota for team in stack.teams if (quota := manifests.resource_quota(team)) is not None]
+    return objects
+
+
+def _target(args: argparse.Namespace, state: Any, stack: Any, notes: list[str]) -> tuple[Any, str]:
+    """The version and platform judged, and how they were chosen: the flags, else the API server's (EKS builds say
+    -eks-), else the stack's, else the default. The stack's declared gates apply on an existing cluster."""
+    from gpu_dra.core.analysis.doctor import Target
+    from gpu_dra.core.facts.gates import DEFAULT_KUBERNETES_VERSION, VERSIONS
+
+    version, platform, declared, origin = args.kubernetes_version, args.platform, None, "--kubernetes-version"
+    if state is not None and state.version:
+        minor = state.minor
+        if version is None and minor in VERSIONS:
+            version, origin = minor, f"the API server's {state.version}"
+        elif version is None and minor is not None:
+            def key(text: str) -> tuple[int, ...]:
+                return tuple(map(int, text.split(".")))
+
+            nearest = VERSIONS[-1] if key(minor) > key(VERSIONS[-1]) else VERSIONS[0]
+            version, origin = nearest, f"the API server's {state.version}"
+            notes.append(f"the API server is {cut(state.version, 40)}, whose gates gpu-dra does not know: judged as "
+                         f"Kubernetes {nearest}")
+        platform = platform or ("eks" if state.on_eks else "existing")
+    elif state is not None:
+        notes.append("the API server's version could not be read (GET /version): judged with the stack's or the "
+                     "default version")
+    if stack is not None:
+        cluster = stack.config.cluster
+        if version is None:
+            version, origin = cluster.kubernetes_version, f"stack {args.stack}"
+        platform = platform or cluster.platform.value
+        declared = dict(cluster.feature_gates) or None
+    if version is None:
+        version, origin = DEFAULT_KUBERNETES_VERSION, "the default"
+    target = Target(version, platform or "eks", declared)
+    return target, f"judged as {target.label}, from {origin}"
+
+
+def _entry(finding: Any) -> dict[str, Any]:
+    return {"rule": finding.rule, "severity": finding.severity, "object": finding.object,
+            "message": finding.message, "fix": finding.fix}
+
+
+def _notes_to_stderr(notes: list[str]) -> None:
+    import sys
+
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
+
+
+def _print_text(diagnosis: Any, judged: str) -> None:
+    for finding in diagnosis.findings:
+        first, *rest = finding.message.splitlines() or [""]
+        print(f"{finding.severity} {finding.rule} {finding.object}: {first}")
+        for line in rest:
+            print(f"    {line}")
+        if finding.fix:
+            print(f"    fix: {finding.fix}")
+    for note in diagnosis.notes:
+        print(f"note: {note}")
+    errors = diagnosis.errors
+    warnings = len(diagnosis.findings) - errors
+    verdict = "" if diagnosis.findings else ": DRA looks healthy"
+    print(f"{errors} error(s), {warnings} warning(s){verdict} ({judged})")
+
+
+def as_sarif(findings: list[Any]) -> dict[str, Any]:
+    """One result per finding, as `gpu-dra check` writes them, located at the cluster object it names (a logical
+    location: cluster objects have no file)."""
+    from gpu_dra import __version__
+    from gpu_dra.core.analysis.doctor import RULES
+
+    rules = [{"id": rule, "shortDescription": {"text": text}, "defaultConfiguration": {"level": severity}}
+             for rule, (severity, text) in RULES.items()]
+    results = []
+    for finding in findings:
+        text = f"{finding.object}: {finding.message.rstrip('.')}"
+        kind, _, name = finding.object.partition(" ")
+        results.append({
+            "ruleId": finding.rule, "level": finding.severity,
+            "message": {"text": f"{text}. Fix: {finding.fix}" if finding.fix else text},
+            "locations": [{"logicalLocations": [{"name": name, "fullyQualifiedName": finding.object,
+                                                 "kind": "resource"}]}],
+            "properties": {"object": finding.object, "kind": kind},
+        })
+    return {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [{
+        "tool": {"driver": {"name": "gpu-dra", "version": __version__, "rules": rules}}, "results": results}]}
