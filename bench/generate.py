@@ -9,6 +9,10 @@
   cycle in ten a GPU pod whose claim cannot be allocated, in the messages and key=value shape the scheduler writes:
   the same 500 Pending pods retried (as a cluster short of GPUs logs), or with pending_pods=0 a new pod every cycle
   (the worst case: no line repeats).
+- `logs_tail(log)` and `cloudwatch_export(log)`: the same log as EKS delivers it to CloudWatch Logs (stream
+  kube-scheduler-<id> of /aws/eks/<cluster>/cluster), one event per line, as `aws logs tail` prints it and as
+  `aws logs filter-log-events --output json` exports it (aws/aws-cli@00d4d6e:awscli/customizations/logs/tail.py,
+  aws/aws-cli@0080339:awscli/formatter.py).
 """
 
 from __future__ import annotations
@@ -16,6 +20,8 @@ from __future__ import annotations
 import copy
 import json
 import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -99,6 +105,36 @@ def scheduler_log(megabytes: int, pending_pods: int = 500) -> str:
     return "".join(cycles)
 
 
+_STREAM = "kube-scheduler-4f8b2c9e1d7a4b6c8e0f3a5d7b9c1e2f"
+_DECEMBER_1 = 1796119200000  # 2026-12-01T10:00:00Z in ms: the generated lines' day and hour
+
+
+def _event_times(log: str) -> list[tuple[str, int]]:
+    """Each line of `log` (I1201 10:mm:ss.uuuuuu ...) with its time in ms."""
+    return [(line, _DECEMBER_1 + int(line[9:11]) * 60_000 + int(line[12:14]) * 1000 + int(line[15:21]) // 1000)
+            for line in log.splitlines()]
+
+
+def logs_tail(log: str) -> Iterator[str]:
+    """`aws logs tail` (--format detailed): time with microseconds and zone, stream name, message."""
+    for line, ms in _event_times(log):
+        seconds, millis = divmod(ms, 1000)
+        yield f"{time.strftime('%Y-%m-%dT%H:%M:%S', time.gmtime(seconds))}.{millis:03d}000+00:00 {_STREAM} {line}\n"
+
+
+def cloudwatch_export(log: str) -> Iterator[str]:
+    """`aws logs filter-log-events --output json`: one document, json.dump with indent 4, an event per line."""
+    yield '{\n    "events": [\n'
+    for n, (line, ms) in enumerate(_event_times(log)):
+        separator = ",\n" if n else ""
+        yield (f'{separator}        {{\n            "logStreamName": "{_STREAM}",\n'
+               f'            "timestamp": {ms},\n            "message": {json.dumps(line)},\n'
+               f'            "ingestionTime": {ms + 1207},\n            "eventId": "{ms:013d}{n:010d}{"3" * 33}"\n'
+               "        }")
+    yield (f'\n    ],\n    "searchedLogStreams": [\n        {{\n            "logStreamName": "{_STREAM}",\n'
+           '            "searchedCompletely": true\n        }\n    ]\n}\n')
+
+
 def paths(folder: Path, nodes: int = 1000, template_count: int = 100, lint_templates: int = 500,
           log_megabytes: int = 200) -> dict[str, Path]:
     """Where `write` puts each input."""
@@ -108,6 +144,8 @@ def paths(folder: Path, nodes: int = 1000, template_count: int = 100, lint_templ
     if log_megabytes:
         found["log"] = folder / f"scheduler-{log_megabytes}mb.log"
         found["log_new_pods"] = folder / f"scheduler-{log_megabytes}mb-new-pods.log"
+        found["log_tail"] = folder / f"scheduler-{log_megabytes}mb-aws-logs-tail.log"
+        found["log_cloudwatch"] = folder / f"scheduler-{log_megabytes}mb-filter-log-events.json"
     return found
 
 
@@ -122,7 +160,12 @@ def write(folder: Path, nodes: int = 1000, template_count: int = 100, lint_templ
     where["templates"].write_text(yaml.dump_all(templates(template_count), Dumper=yaml.CSafeDumper))
     where["lint"].write_text(yaml.dump_all(templates(lint_templates), Dumper=yaml.CSafeDumper))
     if "log" in where:
-        where["log"].write_text(scheduler_log(log_megabytes))
+        log = scheduler_log(log_megabytes)
+        where["log"].write_text(log)
+        for name, pieces in (("log_tail", logs_tail(log)), ("log_cloudwatch", cloudwatch_export(log))):
+            with where[name].open("w") as out:
+                out.writelines(pieces)
+        del log
         where["log_new_pods"].write_text(scheduler_log(log_megabytes, pending_pods=0))
     return where
 

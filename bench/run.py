@@ -105,6 +105,15 @@ def real_size_rows(gpu_dra: str) -> list[str]:
                     seconds, peak = measured([gpu_dra, "logs", str(paths[log])])
                     rows.append(f"| 200 MB klog, 1 cycle in 10 a GPU pod, {shown} | `gpu-dra logs scheduler.log` "
                                 f"| {seconds:.2f} ({200 / seconds:.0f} MB/s) | {peak:.0f} (largest process) | |")
+                # the retried log as EKS delivers it to CloudWatch Logs, read back with the AWS CLI; MB/s of the file
+                for log, shown, name in (("log_tail", "as `aws logs tail` prints it", "tail.log"),
+                                         ("log_cloudwatch", "as `aws logs filter-log-events --output json` exports it",
+                                          "events.json")):
+                    seconds, peak = measured([gpu_dra, "logs", str(paths[log])])
+                    size = paths[log].stat().st_size / 1e6
+                    rows.append(f"| the 200 MB klog of the 500 retried pods {shown} ({size:.0f} MB) "
+                                f"| `gpu-dra logs {name}` | {seconds:.2f} ({size / seconds:.0f} MB/s) "
+                                f"| {peak:.0f} (largest process) | |")
     return rows
 
 

@@ -12,13 +12,21 @@ EXAMPLES = """examples:
   gpu-dra logs scheduler.log
   kubectl logs -n kube-system kube-scheduler-cp-0 | gpu-dra logs -
   gpu-dra logs scheduler.log --pod ml/train-0
+  aws logs tail /aws/eks/prod/cluster --log-stream-name-prefix kube-scheduler --since 1h | gpu-dra logs -
+  aws logs filter-log-events --log-group-name /aws/eks/prod/cluster --log-stream-name-prefix kube-scheduler \\
+      --start-time $(date -d '-1 hour' +%s000) > events.json && gpu-dra logs events.json
+  go test ./pkg/scheduler/framework/plugins/dynamicresources/ -run TestPlugin -v 2>&1 | gpu-dra logs -
 """
+
+FILE_HELP = ("kube-scheduler or kubelet log: klog text or JSON, also behind a container runtime's or journald's "
+             "prefix; ktesting output of Go tests (unit, integration, scheduler_perf); `aws logs tail` output; an "
+             "`aws logs filter-log-events` (or get-log-events) export, --output json or text; - for stdin")
 
 
 def register(verbs: Any) -> None:
     logs = verbs.add_parser("logs", epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
         help="kube-scheduler DRA log lines per pod and claim, with the final reason")
-    logs.add_argument("path", nargs="?", metavar="FILE", help="kube-scheduler log (klog text or JSON); - for stdin")
+    logs.add_argument("path", nargs="?", metavar="FILE", help=FILE_HELP)
     logs.add_argument("--pod", metavar="NAMESPACE/NAME",
                       help="every DRA line of this pod, as it is read (default: per pod the last "
                            "20 lines, the claims and the final reason)")
@@ -41,7 +49,8 @@ def run(args: argparse.Namespace) -> int:
             report = schedlogs.scan_file(name)
     except OSError as error:
         raise UsageError(f"{name}: cannot read: {error.strerror}") from None
-    print(f"{report.kept} DRA line(s) of {report.scanned} read, {len(report.pods)} pod(s)")
+    panics = f", {report.panics} panic(s)" if report.panics else ""
+    print(f"{report.kept} DRA line(s) of {report.scanned} read, {len(report.pods)} pod(s){panics}")
     for pod in report.pods.values():
         if not args.pod:
             claims = ", ".join(sorted(pod.claims))
@@ -53,6 +62,8 @@ def run(args: argparse.Namespace) -> int:
                 _print_log_line(line)
         if pod.reason:
             print(f"  => {pod.reason}")
+    for note in report.notes:
+        print(f"\nnote: {note}")
     hint = report.verbosity_hint()
     if hint:
         print(f"\nnote: {hint}")
