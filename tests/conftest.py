@@ -24,7 +24,7 @@ def named(items: Iterable[Any], name: str) -> Any:
 
 
 class Project:
-    """A copy of the project's Pulumi.yaml, __main__.py and stacks/ in a temporary directory."""
+    """A copy of the project's Pulumi.yaml, __main__.py, stacks/ and workloads/ in a temporary directory."""
 
     def __init__(self, root: Path):
         self.root = root
@@ -43,6 +43,7 @@ class Project:
 @pytest.fixture
 def project(tmp_path: Path) -> Project:
     shutil.copytree(ROOT / "stacks", tmp_path / "stacks")
+    shutil.copytree(ROOT / "workloads", tmp_path / "workloads")  # the team files name these
     shutil.copy(ROOT / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
     shutil.copy(ROOT / "__main__.py", tmp_path / "__main__.py")
     return Project(tmp_path)

@@ -32,7 +32,10 @@ from .conftest import named
 STACK = "prod"
 # 92 days before the end of EKS standard support for 1.34 (2026-12-02): outside the 90-day warning window.
 TODAY = "2026-09-01"
-CONFIG: dict[str, Any] = {"today": TODAY}
+# A workload a team names that needs the device plugin: 1 pod x 1 GPU fits the happy stack's legacy-a10g group.
+LEGACY_WORKLOAD = {"workload": "CronJob gpu-ops/gpu-diag", "team": "ops", "teamFile": "stacks/teams/ops.yaml",
+                   "line": 29.0, "file": "workloads/ops/gpu-diag.yaml", "pods": 1.0, "gpus": 1.0, "other": []}
+CONFIG: dict[str, Any] = {"today": TODAY, "legacyWorkloads": [LEGACY_WORKLOAD]}
 
 CLUSTER = "eks:index:Cluster"
 NODE_GROUP = "eks:index:ManagedNodeGroup"

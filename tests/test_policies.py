@@ -34,6 +34,7 @@ from .conftest import ROOT, STACKS, Project, named
 from .policy_builders import (
     DELETE,
     L40S_SELECTOR,
+    LEGACY_WORKLOAD,
     MIG_SELECTOR,
     add,
     analyze,
@@ -60,6 +61,7 @@ DRA_CHART = "Chart/nvidia-dra-driver"
 PLUGIN_CHART = "Chart/nvidia-device-plugin"
 EKS_CLUSTER = "Cluster/gpu-prod-eksCluster"  # the aws:eks/cluster:Cluster pulumi-eks registers for Cluster/gpu-prod
 L40S_GROUP = "ManagedNodeGroup/gpu-prod-l40s"
+LEGACY_GROUP = "ManagedNodeGroup/gpu-prod-legacy-a10g"
 OPS_TEMPLATE = "ResourceClaimTemplate/ops.all-gpus-monitoring"
 MIG_CLASS = "DeviceClass/deviceclass-mig-1g.10gb"
 
@@ -167,6 +169,9 @@ CASES = [
          OPS_TEMPLATE, "spec.spec.devices.requests[0].exactly.allocationMode"),
     case("a DRA group at desired size 0", "dra-group-has-capacity", lambda r: mutate(
         r, L40S_GROUP, ("scalingConfig", "desiredSize"), 0.0), "NodeGroup/gpu-prod-l40s", "scalingConfig.desiredSize"),
+    case("a device-plugin group shrunk below what a named workload needs", "legacy-workloads-placed", lambda r: mutate(
+        r, LEGACY_GROUP, ("scalingConfig", "maxSize"), 1.0), "NodeGroup/gpu-prod-legacy-a10g", "scalingConfig.maxSize",
+         config={"legacyWorkloads": [{**LEGACY_WORKLOAD, "pods": 2.0}]}),
     case("an unprotected cluster", "eks-hardening", lambda r: mutate(r, "Cluster/gpu-prod", protect=False),
          EKS_CLUSTER, ""),
     case("a public endpoint without CIDRs", "eks-hardening", lambda r: mutate(
@@ -710,7 +715,7 @@ def test_unsatisfiable_template_advisory_names_a_command_that_runs() -> None:
 @pytest.mark.parametrize("stack", STACKS)
 def test_committed_pack_configs_are_current(stack: str) -> None:
     committed = json.loads((ROOT / "policies" / f"config.{stack}.json").read_text())
-    assert committed == pack_config(load_stack(ROOT, stack)), "run `make pack-config`"
+    assert committed == pack_config(load_stack(ROOT, stack), ROOT), "run `make pack-config`"
 
 
 def test_check_cli_json_and_sarif() -> None:

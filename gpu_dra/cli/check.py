@@ -50,10 +50,50 @@ class Verdict:
     finding: Finding
 
 
-def pack_config(stack: Stack) -> dict[str, Any]:
+def legacy_workloads(root: Path, stack: Stack) -> list[dict[str, Any]]:
+    """The workloads the stack's teams name (`workloads:` in their files) whose pods need NVIDIA's device plugin on
+    this stack: those not served by an effective extendedResourceName mapping, not on claims already and not
+    DaemonSets (whose pods follow the nodes), with what one pod asks of a node. A manifest that cannot be read is a
+    config error on the team file's line."""
+    from gpu_dra.cli.commands.migrate import input_files
+    from gpu_dra.cli.common import UsageError, read_inputs
+    from gpu_dra.core.analysis import migrate
+    from gpu_dra.core.findings import ConfigError, config_finding
+
+    out: list[dict[str, Any]] = []
+    for team in stack.teams:
+        if not team.workloads:
+            continue
+        display = str(team_file(root, team.name).relative_to(root))
+        lines = read_yaml(team_file(root, team.name), display)
+        for index, path in enumerate(team.workloads):
+            try:
+                files = input_files([str(root / path)])
+                workloads, claims = migrate.read_workloads(read_inputs(files), stack.config.cluster.kubernetes_version)
+            except (UsageError, migrate.MigrateError) as error:
+                raise ConfigError([config_finding(display, f"workloads.{index}", str(error),
+                                                  lines.line(("workloads", index)))]) from None
+            for verdict in migrate.plan(stack, workloads, claims).verdicts:
+                workload, placement = verdict.workload, verdict.placement
+                need = workload.per_pod()
+                pods = placement.pods - placement.mapped - placement.claims
+                if not need or workload.replicas is None or pods <= 0:
+                    continue
+                spec = workload.spec
+                out.append({
+                    "workload": workload.label, "team": team.name, "teamFile": display,
+                    "line": lines.line(("workloads", index)),
+                    "file": str(Path(workload.source).resolve().relative_to(root.resolve())), "pods": pods,
+                    "gpus": need.get(migrate.GPU, 0), "other": sorted(r for r in need if r != migrate.GPU),
+                    **{key: spec[key] for key in ("nodeSelector", "affinity", "tolerations") if spec.get(key)}})
+    return out
+
+
+def pack_config(stack: Stack, root: Path | None = None) -> dict[str, Any]:
     """Per-policy config for `--policy-pack-config`: each rule's enforcement and the stack facts no resource
     carries in the engine (the Chart component has no inputs or outputs there; the cluster's version sits on a child
-    a resource policy of a DeviceClass cannot see)."""
+    a resource policy of a DeviceClass cannot see; the workloads teams name live in files, not in the stack).
+    `root`: the project, where the team files' workloads are read (without it, none are)."""
     config = stack.config
     values = charts.dra_chart_values(config)
     classes = [parse_device_class(obj) for obj in manifests.stack_device_classes(stack)]
@@ -78,8 +118,12 @@ def pack_config(stack: Stack) -> dict[str, Any]:
             "labels": pool.labels,
             "taints": [{"key": t.key, "value": t.value, "effect": t.effect.value} for t in pool.taints],
         } for pool in config.node_pools]
-    return {rule.name: {"enforcementLevel": policy.default_enforcement(rule, config.environment.value), **context}
-            for rule in policy.RULES}
+    sections = {rule.name: {"enforcementLevel": policy.default_enforcement(rule, config.environment.value),
+                            **context} for rule in policy.RULES}
+    workloads = legacy_workloads(root, stack) if root is not None else []
+    if workloads:  # only the rule that places them reads them
+        sections[policy.migration.RULE]["legacyWorkloads"] = workloads
+    return sections
 
 
 def _struct(values: Any) -> struct_pb2.Struct:
@@ -173,7 +217,7 @@ def check_stack(root: Path, name: str, extra_config: dict[str, Any] | None = Non
                 first_preview: bool = False) -> list[Verdict]:
     values, located = stack_values(root, name)
     stack = build_stack(root, name, values, located)
-    config = pack_config(stack)
+    config = pack_config(stack, root)
     for rule_name, overrides in (extra_config or {}).items():
         config.setdefault(rule_name, {}).update(overrides)
     from gpu_dra.cli.offline import run_program
@@ -185,7 +229,7 @@ def check_stack(root: Path, name: str, extra_config: dict[str, Any] | None = Non
     for finding in analysis.findings:
         level = (NOT_JUDGED if finding.severity == NOT_JUDGED
                  else policy.enforcement(policy.RULES_BY_NAME[finding.rule], environment, config))
-        file, line = locator.where(finding)
+        file, line = (finding.file, finding.line) if finding.file else locator.where(finding)
         verdicts.append(Verdict(name, level, finding.at(file=file, line=line)))
     return verdicts
 

@@ -20,6 +20,7 @@ from gpu_dra.cli.commands import (
     inventory,
     lint,
     logs,
+    migrate,
     permissions,
     policy_pack,
     preview,
@@ -41,7 +42,8 @@ from gpu_dra.cli.common import (
 )
 from gpu_dra.core.findings import ConfigError
 
-VERBS = (preview, render, lint, check, inventory, explain, doctor, logs, schema, policy_pack, permissions)
+VERBS = (preview, render, lint, check, inventory, explain, doctor, migrate, logs, schema, policy_pack,
+         permissions)
 
 
 class _Parser(argparse.ArgumentParser):

@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
     if args.pack_config:
         if len(stacks) != 1:
             raise UsageError("--pack-config writes one stack's config; use --stack")
-        print(json.dumps(check.pack_config(load_stack(root, stacks[0])), indent=2, sort_keys=True))
+        print(json.dumps(check.pack_config(load_stack(root, stacks[0]), root), indent=2, sort_keys=True))
         return EXIT_OK
     found: list[check.Verdict] = []
     broken: dict[str, list[Finding]] = {}

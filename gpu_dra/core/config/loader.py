@@ -529,6 +529,10 @@ def _load_team(root: Path, name: str) -> tuple[Team, Located]:
         team = Team.model_validate(data)
     except ValidationError as exc:
         problems += _problems_from_validation(exc, Team, data, display, located)
+    else:
+        problems += [config_finding(display, f"workloads.{index}", f"{path}: no such file or folder in the "
+                                    "repository (paths are relative to its root)", located.line(("workloads", index)))
+                     for index, path in enumerate(team.workloads) if not (root / path).exists()]
     if problems:
         raise ConfigError(problems)
     return team, located

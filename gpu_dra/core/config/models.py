@@ -39,7 +39,7 @@ SUPPORTED_KUBERNETES_VERSIONS = ("1.34", "1.35", "1.36")
 _LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$")
 _LABEL_KEY = re.compile(r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
                         r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
-_DNS_SUBDOMAIN = re.compile(r"^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+DNS_SUBDOMAIN = re.compile(r"^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 # resource.k8s.io FullyQualifiedName: a DNS subdomain of at most 63 characters, a slash, and a C identifier of at most
 # 32 (k8s.io/api resource/v1 types.go: QualifiedName, FullyQualifiedName).
 _QUALIFIED_NAME = re.compile(r"^(?=[^/]{1,63}/)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
@@ -70,7 +70,7 @@ def _dns_label(value: str) -> str:
 
 
 def _dns_subdomain(value: str) -> str:
-    if not _DNS_SUBDOMAIN.match(value):
+    if not DNS_SUBDOMAIN.match(value):
         raise ValueError(f"{value!r} must be a DNS subdomain: lowercase letters, digits, '-' and '.'")
     return value
 
@@ -101,7 +101,17 @@ def _gpu_instance_type(value: str) -> str:
     return value
 
 
+def _repository_path(value: str) -> str:
+    """A path inside the repository, relative to its root: the policy pack reads it wherever the repository is."""
+    parts = value.replace("\\", "/").split("/")
+    if not value or value.startswith(("/", "~")) or ".." in parts or ":" in parts[0]:
+        raise ValueError(f"{value!r} must be a path inside the repository, relative to its root (e.g. "
+                         "workloads/ops/gpu-burn.yaml), without '..'")
+    return value
+
+
 GpuInstanceType = Annotated[str, AfterValidator(_gpu_instance_type)]
+RepositoryPath = Annotated[str, AfterValidator(_repository_path)]
 DnsLabel = Annotated[str, AfterValidator(_dns_label)]
 DnsSubdomain = Annotated[str, AfterValidator(_dns_subdomain)]
 Quantity = Annotated[str, AfterValidator(_quantity)]
@@ -853,6 +863,11 @@ class Team(Model):
     namespace: Namespace = Namespace()
     quota: Quota = Quota()
     claim_templates: list[ClaimTemplate] = Field(default_factory=list)
+    workloads: list[RepositoryPath] = Field(
+        default_factory=list,
+        description="The team's GPU workload manifests (files or folders in the repository): the policy rule "
+                    "legacy-workloads-placed fails a stack change that leaves one needing the device plugin with "
+                    "nowhere to run; `gpu-dra migrate --stack S` reads them when given no FILE")
 
     @property
     def namespace_name(self) -> str:

@@ -698,7 +698,7 @@ class _Model:
         namespace = str(r.inputs.get("namespace") or "default")
         version = str(r.inputs.get("version", ""))
         if chart_name in DRA_CHART_DEFAULTS:
-            objects = _dra_chart_objects(chart_name, version, helm_merge(DRA_CHART_DEFAULTS[chart_name], values),
+            objects = dra_chart_objects(chart_name, version, helm_merge(DRA_CHART_DEFAULTS[chart_name], values),
                                          release, namespace)
         elif chart_name == "nvidia-device-plugin":
             objects = _device_plugin_objects(version, helm_merge(DEVICE_PLUGIN_CHART_DEFAULTS, values), release,
@@ -731,7 +731,7 @@ def _placement(section: Mapping[str, Any]) -> dict[str, Any]:
     return {key: copy.deepcopy(section[key]) for key in ("nodeSelector", "affinity", "tolerations") if section.get(key)}
 
 
-def _dra_chart_objects(chart_name: str, version: str, values: Mapping[str, Any], release: str,
+def dra_chart_objects(chart_name: str, version: str, values: Mapping[str, Any], release: str,
                        namespace: str) -> list[dict[str, Any]]:
     """NVIDIA's DRA driver chart: the kubelet plugin DaemonSet, the controller Deployment, the DeviceClasses.
 

@@ -127,6 +127,8 @@ class Context:
     # An existing cluster's GPU node pools (no resource carries them: gpu-dra creates no nodes there), each as
     # pack_config writes it: GroupSpec's fields in camelCase, and the labels and taints its nodes carry.
     node_pools: list[Mapping[str, Any]] = field(default_factory=list)
+    # The workloads the teams name that need the device plugin, as pack_config writes them (policy/migration.py).
+    workloads: list[Mapping[str, Any]] = field(default_factory=list)
 
     def pool_specs(self) -> list[GroupSpec]:
         return [GroupSpec(str(p["name"]), str(p.get("instanceType") or ""), int(p.get("maxNodes") or 0),
@@ -170,7 +172,8 @@ def context_from(config: Mapping[str, Any]) -> Context:
                    {str(k): bool(v) for k, v in (config.get("driverGates") or {}).items()},
                    dict(config.get("chartValues") or {}),
                    {str(k): [str(e) for e in v] for k, v in classes.items()} if isinstance(classes, Mapping) else None,
-                   today, [p for p in config.get("nodePools") or [] if isinstance(p, Mapping) and "name" in p])
+                   today, [p for p in config.get("nodePools") or [] if isinstance(p, Mapping) and "name" in p],
+                   [w for w in config.get("legacyWorkloads") or [] if isinstance(w, Mapping) and "workload" in w])
 
 
 def error(rule: str, message: str, resource: Resource | None, path: str = "", fix: str | None = None,
