@@ -26,10 +26,12 @@ DELAYS = (0.2, 0.6, 1.0, 1.4, 1.8)
 COMPLETE = {"preview": "Kubernetes objects written to", "check": "stack dev: "}
 
 
-def _interrupted(args: list[str], delay: float) -> tuple[subprocess.CompletedProcess[str] | None, float]:
+def _interrupted(args: list[str], delay: float,
+                 command: tuple[str, ...] = (sys.executable, "-m", "gpu_dra.cli.main"),
+                 ) -> tuple[subprocess.CompletedProcess[str] | None, float]:
     """The run with SIGINT sent after `delay` seconds, and how long it took to end after it; None if it had ended
     before."""
-    process = subprocess.Popen([sys.executable, "-m", "gpu_dra.cli.main", *args], cwd=ROOT, text=True,
+    process = subprocess.Popen([*command, *args], cwd=ROOT, text=True,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                env={**os.environ, "PYTHONPATH": str(ROOT)})
     time.sleep(delay)
@@ -55,6 +57,30 @@ def _nothing_half_written(out: Path) -> None:
     if record.exists():  # an interrupted write finishes first: the record lists exactly what is there
         listed = {line for line in record.read_text().splitlines() if line and not line.startswith("#")}
         assert listed == {p.relative_to(out).as_posix() for p in out.rglob("*.yaml")}
+
+
+INSTALLED = Path(sys.executable).parent / "gpu-dra"  # the console script pip installs (pyproject's entry point)
+
+
+def _python_startup() -> float:
+    """How long this Python takes to start and stop doing nothing: a Ctrl-C before that is Python's own."""
+    took = []
+    for _ in range(3):
+        start = time.monotonic()
+        subprocess.run([sys.executable, "-c", "pass"], check=True)
+        took.append(time.monotonic() - start)
+    return max(took)
+
+
+@pytest.mark.skipif(not INSTALLED.exists(), reason="gpu-dra is not installed beside this Python")
+@pytest.mark.parametrize("after", [1.5, 2.5])
+def test_ctrl_c_while_the_installed_command_starts_is_exit_130_without_a_traceback(after: float) -> None:
+    """The entry point sets its handler before it imports the verbs, so a Ctrl-C that lands during the imports
+    (soon after Python itself has started) ends the run as one that lands later does."""
+    result, _ = _interrupted(["check", "--stack", "dev"], after * _python_startup(), (str(INSTALLED),))
+    assert result is not None  # the run takes seconds
+    assert result.returncode == 130, result.stderr
+    assert "Traceback" not in result.stderr and "KeyboardInterrupt" not in result.stderr
 
 
 @pytest.mark.parametrize("verb", ["preview", "check"])

@@ -6,14 +6,19 @@ Every verb imports what it needs when it runs: `--help` and the light verbs neve
 
 from __future__ import annotations
 
-import argparse
 import os
-import sys
-import traceback
-from typing import NoReturn
+import signal
 
-from gpu_dra import __version__
-from gpu_dra.cli.commands import (
+if __name__ == "__main__":  # `python -m gpu_dra.cli.main`: what gpu_dra.cli.run does for the installed command
+    signal.signal(signal.SIGINT, lambda signum, frame: os._exit(130))
+
+import argparse  # noqa: E402
+import sys  # noqa: E402
+import traceback  # noqa: E402
+from typing import NoReturn  # noqa: E402
+
+from gpu_dra import __version__  # noqa: E402
+from gpu_dra.cli.commands import (  # noqa: E402
     check,
     doctor,
     explain,
@@ -27,7 +32,7 @@ from gpu_dra.cli.commands import (
     render,
     schema,
 )
-from gpu_dra.cli.common import (
+from gpu_dra.cli.common import (  # noqa: E402
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
     EXIT_OK,
@@ -40,7 +45,7 @@ from gpu_dra.cli.common import (
     message_text,
     printable_output,
 )
-from gpu_dra.core.findings import ConfigError
+from gpu_dra.core.findings import ConfigError  # noqa: E402
 
 VERBS = (preview, render, lint, check, inventory, explain, doctor, migrate, logs, schema, policy_pack,
          permissions)
