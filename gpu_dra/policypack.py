@@ -51,6 +51,10 @@ CONTEXT_SCHEMA = PolicyConfigSchema(properties={
     "nodePools": {"type": "array", "items": {"type": "object"},
                   "description": "An existing cluster's GPU node pools: name, instanceType (or gpuModel and gpus), "
                                  "maxNodes, dra, labels, taints"},
+    "legacyWorkloads": {"type": "array", "items": {"type": "object"},
+                        "description": "The workloads team files name that need the device plugin: workload, team, "
+                                       "teamFile, line, file, pods, gpus, other, nodeSelector, affinity, "
+                                       "tolerations"},
 })
 LEVELS = {policy.ADVISORY: EnforcementLevel.ADVISORY, policy.MANDATORY: EnforcementLevel.MANDATORY,
           "disabled": EnforcementLevel.DISABLED}

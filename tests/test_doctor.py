@@ -580,3 +580,28 @@ def test_help_shows_examples() -> None:
     assert result.returncode == 0
     assert "examples:\n  gpu-dra doctor --cluster\n" in result.stdout
     assert "--stack" in result.stdout and "--format {text,json,sarif}" in result.stdout
+
+
+def test_one_node_dumped_alone_does_not_make_other_slices_stale(tmp_path: Path) -> None:
+    """`kubectl get node n1 -o yaml` is one Node, not the cluster's list: a slice of another node is not called
+    stale from it (and no delete advised). With the Nodes as a List, it is."""
+    slices = tmp_path / "slices.yaml"
+    slices.write_text(P5.read_text())
+    other = node("ip-10-0-3-7.ec2.internal", {"node.kubernetes.io/instance-type": "m7i.2xlarge"})
+    alone = tmp_path / "node.yaml"
+    alone.write_text(yaml.safe_dump(other))
+    single = gpu_dra("doctor", str(alone), str(slices), "--format", "json")
+    assert "stale-slices" not in {f["rule"] for f in json.loads(single.stdout)}, single.stdout + single.stderr
+    listed = tmp_path / "nodes.yaml"
+    listed.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [other]}))
+    as_list = gpu_dra("doctor", str(listed), str(slices), "--format", "json")
+    assert "stale-slices" in {f["rule"] for f in json.loads(as_list.stdout)}
+
+
+def test_input_with_nothing_to_check_is_bad_input(tmp_path: Path) -> None:
+    for text in ("hello\n", "{}\n", "apiVersion: v1\nkind: List\nitems: [1, 2]\n"):
+        path = tmp_path / "state.yaml"
+        path.write_text(text)
+        result = gpu_dra("doctor", str(path))
+        assert result.returncode == 2, (text, result.stdout)
+        assert "nothing to check" in result.stderr and "looks healthy" not in result.stdout

@@ -296,3 +296,34 @@ def test_a_pre_1_34_cluster_is_named(tmp_path: Path, version: dict[str, str] | N
     assert result.returncode == 2
     assert (f"(the API server does not serve resource.k8s.io/v1: DRA's v1 API is served from Kubernetes 1.34{said}; "
             "upgrade the cluster to 1.34 or later)") in result.stderr
+
+
+def test_with_files_too_the_cluster_s_version_is_the_scheduler_s(tmp_path: Path) -> None:
+    """explain --cluster FILE judges as the API server's version, and a version newer than the gates gpu-dra knows
+    as the newest it knows, with a note."""
+    claim = tmp_path / "claim.yaml"
+    claim.write_text(yaml.safe_dump({**_template("one", 1), "apiVersion": "resource.k8s.io/v1",
+                                     "kind": "ResourceClaimTemplate"}))
+    for gitversion, judged in (("v1.36.1-eks-0a21954", "1.36"), ("v1.38.0", "1.37")):
+        version = {"major": "1", "minor": gitversion.split(".")[1], "gitVersion": gitversion}
+        for server in FakeApiServer(collections=cluster(), version=version).serve():
+            result = _explain(server, tmp_path, str(claim), "--format", "json")
+        document = json.loads(result.stdout)
+        assert document["kubernetes"]["version"] == judged and document["kubernetes"]["server"] == gitversion
+    assert ("the API server is v1.38.0, whose gates gpu-dra does not know: judged as Kubernetes 1.37"
+            in document["notes"])
+
+
+@pytest.mark.parametrize(("field", "value"), [
+    (("status", "conditions"), 5), (("status", "resourceClaimStatuses"), 3), (("spec", "tolerations"), "x"),
+    (("spec", "nodeSelector"), ["a"]), (("spec", "affinity"), "x"),
+    (("spec", "affinity"), {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": "x"}]}}})])
+def test_a_malformed_pod_from_the_server_is_explained_not_a_traceback(tmp_path: Path, field: tuple[str, str],
+                                                                      value: Any) -> None:
+    objects = cluster()
+    objects["/api/v1/pods"][0][field[0]][field[1]] = value
+    for server in FakeApiServer(collections=objects).serve():
+        result = _explain(server, tmp_path, "--pod", "ml/trainer-0")
+    assert result.returncode == 1, result.stderr
+    assert "pod ml/trainer-0 (Pending)" in result.stdout and "Traceback" not in result.stderr

@@ -150,3 +150,43 @@ def test_the_pack_config_is_written_with_the_workloads(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     config = json.loads(result.stdout)
     assert [w["workload"] for w in config["legacy-workloads-placed"]["legacyWorkloads"]] == [DIAG]
+
+
+def test_rule_and_migrate_see_the_same_nodes(project: Project) -> None:
+    """A nodeSelector on a well-known label and a GPU taint on the device-plugin group: migrate places the workload
+    there (the kubelet's labels; EKS's ExtendedResourceToleration admission tolerates nvidia.com/gpu), so the rule
+    does too."""
+    def select_linux(docs: dict[str, Any]) -> None:
+        docs["spec"]["jobTemplate"]["spec"]["template"]["spec"]["nodeSelector"] = {"kubernetes.io/os": "linux"}
+
+    def taint_legacy(config: dict[str, Any]) -> None:
+        group = next(g for g in config["gpu-dra:nodeGroups"] if g["name"] == "legacy-a10g")
+        group["taints"] = [{"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}]
+
+    project.edit("workloads/ops/gpu-diag.yaml", select_linux)
+    project.edit_stack("prod", taint_legacy)
+    migrated = gpu_dra("--project-dir", str(project.root), "migrate", "--stack", "prod")
+    assert "today: device plugin on legacy-a10g" in migrated.stdout, migrated.stdout + migrated.stderr
+    assert _violations(project)[1] == []
+
+
+def test_a_manifest_named_twice_is_a_config_error_not_counted_twice(project: Project) -> None:
+    project.edit("stacks/teams/ops.yaml", lambda team: team.__setitem__(
+        "workloads", ["workloads/ops/gpu-diag.yaml", "workloads/ops"]))
+    result = gpu_dra("--project-dir", str(project.root), "check", "--stack", "prod")
+    assert result.returncode == 2, result.stdout
+    lines = (project.root / "stacks" / "teams" / "ops.yaml").read_text().splitlines()
+    first = lines.index("- workloads/ops/gpu-diag.yaml") + 1  # the entry naming it first
+    assert (f"stacks/teams/ops.yaml:{first + 1}: workloads.1: workloads/ops/gpu-diag.yaml is named already by team "
+            f"ops (stacks/teams/ops.yaml:{first}): name each manifest once") in result.stderr
+
+
+def test_a_link_out_of_the_repository_is_refused(project: Project, tmp_path_factory: Any) -> None:
+    outside = tmp_path_factory.mktemp("outside") / "diag.yaml"
+    outside.write_text((project.root / "workloads" / "ops" / "gpu-diag.yaml").read_text())
+    (project.root / "workloads" / "ops" / "gpu-diag.yaml").unlink()
+    (project.root / "workloads" / "ops" / "gpu-diag.yaml").symlink_to(outside)
+    result = gpu_dra("--project-dir", str(project.root), "check", "--stack", "prod")
+    assert result.returncode == 2
+    assert "workloads.0: workloads/ops/gpu-diag.yaml: leads outside the repository (a link?)" in result.stderr
+    assert "Traceback" not in result.stderr

@@ -441,3 +441,11 @@ def test_logs_help_names_the_formats_it_reads() -> None:
         in result.stdout
     flat = " ".join(result.stdout.split())
     assert "ktesting" in flat and "filter-log-events" in flat and "--output json or text" in flat
+
+
+def test_a_multi_line_claim_value_is_no_claim() -> None:
+    """klog writes a multi-line value as `claim=<` and the value on the lines after: `<` names no claim."""
+    report = scan('I1129 10:00:01.000000       1 dynamicresources.go:700] "Claim" pod="ml/b" claim=<\n'
+                  '    apiVersion: resource.k8s.io/v1\n'
+                  ' >\n')
+    assert report.pods["ml/b"].claims == set()

@@ -689,3 +689,42 @@ def test_a_name_the_api_server_refuses_is_bad_input_and_writes_nothing(tmp_path:
     upper = deployment("web", "Inference", 1)
     code, _, err = gpu_dra(capsys, "migrate", "--stack", "staging", str(write(tmp_path / "w.yaml", upper)))
     assert code == 2 and "metadata.namespace: must be a DNS label" in err
+
+
+def test_replicas_as_helm_and_the_api_server_allow(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`replicas: null` (helm template with an unset value) is the default 1; a negative count is refused, as the API
+    server refuses it; a GPU count of 0 asks for nothing; a count beyond any quantity is bad input."""
+    unset = deployment("web", "inference", 1)
+    unset["spec"]["replicas"] = None
+    code, out, err = gpu_dra(capsys, "migrate", "--stack", "prod", str(write(tmp_path / "unset.yaml", unset)))
+    assert code == 0, err
+    assert "Deployment inference/web (" in out and "1 pod(s) x nvidia.com/gpu: 1" in out
+    negative = deployment("web", "inference", 1, replicas=-3)
+    code, out, err = gpu_dra(capsys, "migrate", "--stack", "prod", str(write(tmp_path / "negative.yaml", negative)))
+    assert code == 2 and "spec.replicas: -3: must be a whole number, 0 or more" in err, err
+    none = write(tmp_path / "zero.yaml", deployment("cpu", "inference", 0))
+    code, out, err = gpu_dra(capsys, "migrate", "--stack", "prod", str(none))
+    assert code == 2 and "no GPU workload in the inputs" in err, err
+    huge = write(tmp_path / "huge.yaml", deployment("web", "inference", "1e999999999"))
+    code, out, err = gpu_dra(capsys, "migrate", "--stack", "prod", str(huge))
+    assert code == 2 and "'1e999999999' is too large for a Kubernetes quantity" in err, err
+
+
+def test_what_a_controller_made_and_finished_jobs_are_not_workloads(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """`kubectl get cronjob,job -o yaml` lists a CronJob's Jobs beside it: the CronJob is the workload, and a Job
+    that has finished asks for nothing any more."""
+    cronjob = yaml.safe_load((EXAMPLES / "cronjob-nightly-report.yaml").read_text())
+    template = cronjob["spec"]["jobTemplate"]
+    owned = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {
+        "name": "nightly-report-29410", "namespace": cronjob["metadata"]["namespace"],
+        "ownerReferences": [{"apiVersion": "batch/v1", "kind": "CronJob", "name": "nightly-report", "uid": "u1",
+                             "controller": True}]}, "spec": template["spec"]}
+    done = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "backfill", "namespace": "inference"},
+            "spec": template["spec"], "status": {"conditions": [{"type": "Complete", "status": "True"}]}}
+    listed = {"apiVersion": "v1", "kind": "List", "items": [cronjob, owned, done]}
+    code, out, err = gpu_dra(capsys, "migrate", "--stack", "prod", "--format", "json",
+                             str(write(tmp_path / "list.yaml", listed)))
+    assert code == 0, err
+    assert [(w["kind"], w["workload"]) for w in json.loads(out)["workloads"]] == [
+        ("CronJob", f"inference/{cronjob['metadata']['name']}")]

@@ -53,39 +53,70 @@ class Verdict:
 def legacy_workloads(root: Path, stack: Stack) -> list[dict[str, Any]]:
     """The workloads the stack's teams name (`workloads:` in their files) whose pods need NVIDIA's device plugin on
     this stack: those not served by an effective extendedResourceName mapping, not on claims already and not
-    DaemonSets (whose pods follow the nodes), with what one pod asks of a node. A manifest that cannot be read is a
-    config error on the team file's line."""
+    DaemonSets (whose pods follow the nodes), with what one pod asks of a node. A manifest that cannot be read, or
+    a manifest or workload named twice, is a config error on the team file's line."""
     from gpu_dra.cli.commands.migrate import input_files
     from gpu_dra.cli.common import UsageError, read_inputs
     from gpu_dra.core.analysis import migrate
     from gpu_dra.core.findings import ConfigError, config_finding
 
-    out: list[dict[str, Any]] = []
+    base = root.resolve()
+    naming: dict[Path, tuple[str, str, int | None]] = {}  # each manifest -> (team, team file, line) naming it
+    workloads: list[Any] = []
+    claims: list[dict[str, Any]] = []
+    seen: dict[tuple[str, str], Path] = {}
     for team in stack.teams:
-        if not team.workloads:
-            continue
         display = str(team_file(root, team.name).relative_to(root))
         lines = read_yaml(team_file(root, team.name), display)
         for index, path in enumerate(team.workloads):
+            line = lines.line(("workloads", index))
+
+            def refuse(message: str, display: str = display, index: int = index,
+                       line: int | None = line) -> ConfigError:
+                return ConfigError([config_finding(display, f"workloads.{index}", message, line)])
+
             try:
-                files = input_files([str(root / path)])
-                workloads, claims = migrate.read_workloads(read_inputs(files), stack.config.cluster.kubernetes_version)
-            except (UsageError, migrate.MigrateError) as error:
-                raise ConfigError([config_finding(display, f"workloads.{index}", str(error),
-                                                  lines.line(("workloads", index)))]) from None
-            for verdict in migrate.plan(stack, workloads, claims).verdicts:
-                workload, placement = verdict.workload, verdict.placement
-                need = workload.per_pod()
-                pods = placement.pods - placement.mapped - placement.claims
-                if not need or workload.replicas is None or pods <= 0:
-                    continue
-                spec = workload.spec
-                out.append({
-                    "workload": workload.label, "team": team.name, "teamFile": display,
-                    "line": lines.line(("workloads", index)),
-                    "file": str(Path(workload.source).resolve().relative_to(root.resolve())), "pods": pods,
-                    "gpus": need.get(migrate.GPU, 0), "other": sorted(r for r in need if r != migrate.GPU),
-                    **{key: spec[key] for key in ("nodeSelector", "affinity", "tolerations") if spec.get(key)}})
+                files = [Path(f).resolve() for f in input_files([str(root / path)])]
+            except UsageError as error:
+                raise refuse(str(error)) from None
+            for file in files:
+                if not file.is_relative_to(base):
+                    raise refuse(f"{file}: outside the repository (a link?); name the manifests inside it")
+                if file in naming:
+                    other = naming[file]
+                    raise refuse(f"{file.relative_to(base)} is named already by team {other[0]} ({other[1]}:"
+                                 f"{other[2]}): name each manifest once")
+                naming[file] = (team.name, display, line)
+                try:
+                    found, more = migrate.read_workloads(read_inputs([str(file)]),
+                                                         stack.config.cluster.kubernetes_version)
+                except (UsageError, migrate.MigrateError) as error:
+                    raise refuse(str(error)) from None
+                for workload in found:
+                    if (workload.kind, workload.key) in seen:
+                        raise refuse(f"{workload.label} is in {file.relative_to(base)} and in "
+                                     f"{seen[(workload.kind, workload.key)].relative_to(base)}: give it once")
+                    seen[(workload.kind, workload.key)] = file
+                workloads += found
+                claims += more
+    out: list[dict[str, Any]] = []
+    platform = stack.config.cluster.platform.value
+    for verdict in migrate.plan(stack, workloads, claims).verdicts:  # in the order the teams name them
+        workload, placement = verdict.workload, verdict.placement
+        need = workload.per_pod()
+        pods = placement.pods - placement.mapped - placement.claims
+        if not need or workload.replicas is None or pods <= 0:
+            continue
+        file = Path(workload.source).resolve()
+        team_name, display, line = naming[file]
+        spec = dict(workload.spec)
+        # What admission adds before the scheduler sees the pod, as migrate places it.
+        spec["tolerations"] = [*(spec.get("tolerations") or []), *migrate.admission_tolerations(need, platform)]
+        out.append({
+            "workload": workload.label, "team": team_name, "teamFile": display, "line": line,
+            "file": str(file.relative_to(base)), "pods": pods, "gpus": need.get(migrate.GPU, 0),
+            "other": sorted(r for r in need if r != migrate.GPU),
+            **{key: spec[key] for key in ("nodeSelector", "affinity", "tolerations") if spec.get(key)}})
     return out
 
 

@@ -151,6 +151,14 @@ def request_timeout(text: str) -> float | None:
     return seconds or None
 
 
+def check_kubernetes_version(version: str | None) -> None:
+    """`--kubernetes-version`, before any input is read: one of the minor versions whose gates gpu-dra knows."""
+    from gpu_dra.core.facts.gates import VERSIONS
+
+    if version is not None and version not in VERSIONS:
+        raise UsageError(f"--kubernetes-version {cut(version, 40)}: known versions {', '.join(VERSIONS)}")
+
+
 # --------------------------------------------------------------------------------------------- project and inputs
 
 

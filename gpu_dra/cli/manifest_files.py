@@ -85,15 +85,16 @@ def _atomic_write(path: Path, text: str) -> None:
     os.replace(temporary, path)
 
 
-def write_manifests(objects: list[dict[str, Any]], out: Path) -> list[Path]:
+def write_manifests(objects: list[dict[str, Any]], out: Path, option: str = "--out") -> list[Path]:
     """One YAML file per object under `out/<namespace or _cluster>/`; files of an earlier run that are no longer
     produced are pruned. Raises OutputError, having written nothing, when a file would replace one of the user's.
-    A Ctrl-C while the files are written ends the run once they all are, so the folder holds one run's output."""
+    A Ctrl-C while the files are written ends the run once they all are, so the folder holds one run's output.
+    `option`: the command's flag naming the folder, as the messages name it."""
     try:
         if out.exists() and not out.is_dir():
-            raise OutputError(f"{cut(str(out))} is a file; --out takes a folder")
+            raise OutputError(f"{cut(str(out))} is a file; {option} takes a folder")
     except OSError as error:  # a name too long, a folder that cannot be searched
-        raise OutputError(f"--out {cut(str(out))}: {error.strerror or error}") from None
+        raise OutputError(f"{option} {cut(str(out))}: {error.strerror or error}") from None
     files: dict[str, str] = {}
     for obj in objects:
         meta = obj.get("metadata", {})
@@ -108,7 +109,7 @@ def write_manifests(objects: list[dict[str, Any]], out: Path) -> list[Path]:
     foreign = sorted(p for p in files if p not in previous and (out / p).exists() and not _holds(out / p, files[p]))
     if foreign:
         raise OutputError(f"{cut(str(out / foreign[0]))} exists and gpu-dra did not write it (it is not listed in "
-                          f"{cut(str(out / RECORD))}); move it away or choose another --out. Nothing was written")
+                          f"{cut(str(out / RECORD))}); move it away or choose another {option}. Nothing was written")
     try:
         with uninterrupted():
             written = _write(files, previous, out)

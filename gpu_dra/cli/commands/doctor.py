@@ -11,6 +11,7 @@ from gpu_dra.cli.common import (
     EXIT_OK,
     SARIF_SCHEMA,
     UsageError,
+    check_kubernetes_version,
     cluster_options,
     cut,
     project_root,
@@ -55,20 +56,21 @@ def run(args: argparse.Namespace) -> int:
     from gpu_dra.cli.cluster import CLAIMS, CLASSES, NODES, QUOTAS, SLICES, TEMPLATES
     from gpu_dra.core.analysis import doctor
     from gpu_dra.core.analysis.inventory import InventoryError, objects_in_document
-    from gpu_dra.core.facts.gates import VERSIONS
 
     if not args.cluster and not args.paths:
         raise UsageError("doctor needs --cluster or FILEs of a captured state (kubectl get nodes,resourceslices,"
                          "deviceclasses -o yaml > state.yaml); `gpu-dra doctor --help` shows examples")
-    if args.kubernetes_version is not None and args.kubernetes_version not in VERSIONS:
-        raise UsageError(f"--kubernetes-version {cut(args.kubernetes_version, 40)}: known versions "
-                         f"{', '.join(VERSIONS)}")
+    check_kubernetes_version(args.kubernetes_version)
     sources: list[tuple[str, list[Any]]] = []
     complete: set[str] = set()
     for name, documents in read_inputs(args.paths, lines=False):
         objects = [dict(obj) for document in documents for obj in objects_in_document(document.data)]
         sources.append((name, objects))
-        complete |= {str(obj.get("kind")) for obj in objects}  # a dump of a kind is taken to hold all of it
+        # A list of a kind (`kubectl get nodes -o yaml`) is taken to hold all of it; one object
+        # (`kubectl get node n1 -o yaml`) is not, so nothing is concluded from what it lacks.
+        complete |= {str(obj.get("kind")) for document in documents if isinstance(document.data, dict)
+                     and str(document.data.get("kind", "")).endswith("List")
+                     for obj in objects_in_document(document.data)}
     state, notes = None, []
     if args.cluster:
         from gpu_dra.cli.cluster import silent_gpu_nodes
@@ -81,6 +83,11 @@ def run(args: argparse.Namespace) -> int:
         # The reader's notes on silent GPU nodes are this verb's gpu-node-without-slices findings.
         silent = set(silent_gpu_nodes(state.of("ResourceSlice"), state.of("Node")))
         notes += [note for note in state.notes if note not in silent]
+    checked = {"Node", "ResourceSlice", "DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "ResourceQuota",
+               "DeviceTaintRule"}
+    if not args.cluster and not any(obj.get("kind") in checked for _, objects in sources for obj in objects):
+        raise UsageError(f"no {', '.join(sorted(checked))} in {', '.join(cut(p) for p in args.paths)}: nothing to "
+                         "check (`kubectl get nodes,resourceslices,deviceclasses -o yaml > state.yaml`)")
     stack = _stack(args)
     target, judged = _target(args, state, stack, notes)
     rendered = _rendered(stack) if stack is not None else None
@@ -122,7 +129,7 @@ def _target(args: argparse.Namespace, state: Any, stack: Any, notes: list[str]) 
     """The version and platform judged, and how they were chosen: the flags, else the API server's (EKS builds say
     -eks-), else the stack's, else the default. The stack's declared gates apply on an existing cluster."""
     from gpu_dra.core.analysis.doctor import Target
-    from gpu_dra.core.facts.gates import DEFAULT_KUBERNETES_VERSION, VERSIONS
+    from gpu_dra.core.facts.gates import DEFAULT_KUBERNETES_VERSION, VERSIONS, nearest_version
 
     version, platform, declared, origin = args.kubernetes_version, args.platform, None, "--kubernetes-version"
     if state is not None and state.version:
@@ -130,10 +137,7 @@ def _target(args: argparse.Namespace, state: Any, stack: Any, notes: list[str]) 
         if version is None and minor in VERSIONS:
             version, origin = minor, f"the API server's {state.version}"
         elif version is None and minor is not None:
-            def key(text: str) -> tuple[int, ...]:
-                return tuple(map(int, text.split(".")))
-
-            nearest = VERSIONS[-1] if key(minor) > key(VERSIONS[-1]) else VERSIONS[0]
+            nearest = nearest_version(minor)
             version, origin = nearest, f"the API server's {state.version}"
             notes.append(f"the API server is {cut(state.version, 40)}, whose gates gpu-dra does not know: judged as "
                          f"Kubernetes {nearest}")

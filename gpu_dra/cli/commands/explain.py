@@ -6,7 +6,16 @@ import argparse
 import json
 from typing import Any
 
-from gpu_dra.cli.common import EXIT_FINDINGS, EXIT_OK, UsageError, cluster_options, cut, gather, project_root
+from gpu_dra.cli.common import (
+    EXIT_FINDINGS,
+    EXIT_OK,
+    UsageError,
+    check_kubernetes_version,
+    cluster_options,
+    cut,
+    gather,
+    project_root,
+)
 
 EXAMPLES = """examples:
   gpu-dra explain --cluster                      # every Pending pod with claims, and why
@@ -37,7 +46,8 @@ def register(verbs: Any) -> None:
                               "(default: the cluster's with --cluster, else the stack's with --stack, else 1.35)")
     explain.add_argument("--platform", choices=["eks", "existing"],
                          help="eks: the version's upstream gate defaults; existing: the stack's declared "
-                              "feature gates apply over them (default: the stack's with --stack, else eks)")
+                              "feature gates apply over them (default: the API server's build with --cluster, EKS "
+                              "where it says -eks-; else the stack's with --stack; else eks)")
     cluster_options(explain)
     explain.add_argument("-n", "--namespace",
                          help="with --cluster and no FILE: only the Pending pods of this namespace (default: all)")
@@ -51,7 +61,7 @@ def register(verbs: Any) -> None:
 def _target(args: argparse.Namespace, cluster: Any = None) -> tuple[str, str, dict[str, bool] | None]:
     """The scheduler's Kubernetes version, platform and declared gates: the flags', else the live cluster's (its
     /version: what its scheduler runs; EKS where the build says so), else the stack's, else the default on EKS."""
-    from gpu_dra.core.facts.gates import DEFAULT_KUBERNETES_VERSION, VERSIONS
+    from gpu_dra.core.facts.gates import DEFAULT_KUBERNETES_VERSION, nearest_version
 
     version, platform, declared = DEFAULT_KUBERNETES_VERSION, "eks", None
     if args.stack:
@@ -60,8 +70,11 @@ def _target(args: argparse.Namespace, cluster: Any = None) -> tuple[str, str, di
         stack_cluster = load_stack(project_root(args), args.stack).config.cluster
         version, platform = stack_cluster.kubernetes_version, stack_cluster.platform.value
         declared = dict(stack_cluster.feature_gates)
-    if cluster is not None and cluster.minor in VERSIONS:
-        version, platform = cluster.minor, "eks" if cluster.on_eks else "existing"
+    if cluster is not None and cluster.minor is not None:
+        version, platform = nearest_version(cluster.minor), "eks" if cluster.on_eks else "existing"
+        if version != cluster.minor and not args.kubernetes_version:
+            cluster.notes.append(f"the API server is {cluster.version}, whose gates gpu-dra does not know: judged as "
+                                 f"Kubernetes {version}")
     return args.kubernetes_version or version, args.platform or platform, declared
 
 
@@ -78,22 +91,19 @@ def run(args: argparse.Namespace) -> int:
     )
     from gpu_dra.core.analysis.pending import hints, holders, named_holders, pending_pods, scheduler_verdicts
     from gpu_dra.core.analysis.pods import explain_pods, nodes_from_objects, pods_from_objects
-    from gpu_dra.core.facts.gates import VERSIONS
 
-    if args.kubernetes_version is not None and args.kubernetes_version not in VERSIONS:  # before reading files
-        raise UsageError(f"--kubernetes-version {cut(args.kubernetes_version, 40)}: known versions "
-                         f"{', '.join(VERSIONS)}")
+    check_kubernetes_version(args.kubernetes_version)
     pending = args.cluster and not args.paths and not args.claim
     if args.namespace and not pending:
         raise UsageError("--namespace: only with --cluster and no FILE or --claim (it picks the Pending pods read)")
     cluster = None
-    if pending:
-        from gpu_dra.cli.cluster import PENDING_READS
+    if args.cluster:  # read here, so that the cluster's version is the scheduler's with FILEs too
+        from gpu_dra.cli.cluster import DEVICE_READS, PENDING_READS
         from gpu_dra.cli.common import read_live_cluster
 
-        cluster = read_live_cluster(args, PENDING_READS)
+        cluster = read_live_cluster(args, PENDING_READS if pending else DEVICE_READS)
+    version, platform, declared = _target(args, cluster)  # its notes before gather takes them
     devices, objects, origin = gather(args, cluster, with_stack=not pending)
-    version, platform, declared = _target(args, cluster)
     claims = everything = claims_from_objects(objects)
     pods = pending_pods(objects) if pending else pods_from_objects(objects)
     if args.claim:

@@ -7,7 +7,7 @@ import argparse
 import json
 from typing import Any
 
-from gpu_dra.cli.common import EXIT_FINDINGS, EXIT_OK, UsageError, read_inputs
+from gpu_dra.cli.common import EXIT_FINDINGS, EXIT_OK, UsageError, check_kubernetes_version, read_inputs
 from gpu_dra.core.facts.gates import DEFAULT_KUBERNETES_VERSION
 from gpu_dra.core.facts.nvidia import DEFAULT_CHART_VERSION
 
@@ -50,10 +50,8 @@ def run(args: argparse.Namespace) -> int:
     from gpu_dra.core.checks.target import Target
     from gpu_dra.core.config import nvidia_driver
     from gpu_dra.core.config.models import DraDriver
-    from gpu_dra.core.facts.gates import VERSIONS
 
-    if args.kubernetes_version not in VERSIONS:
-        raise UsageError(f"--kubernetes-version {args.kubernetes_version}: known versions {', '.join(VERSIONS)}")
+    check_kubernetes_version(args.kubernetes_version)
     try:
         chart = DraDriver.model_validate({"chart": args.chart, "version": args.chart_version})
     except Exception:

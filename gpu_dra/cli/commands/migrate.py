@@ -103,7 +103,8 @@ def _write(plan: Any, out: Path) -> list[Path]:
     from gpu_dra.cli.manifest_files import OutputError, write_manifests
 
     try:
-        return write_manifests([v.rewrite.manifest for v in plan.verdicts if v.rewrite is not None], out.resolve())
+        return write_manifests([v.rewrite.manifest for v in plan.verdicts if v.rewrite is not None], out.resolve(),
+                               "--write")
     except OutputError as error:
         raise UsageError(str(error)) from None
 

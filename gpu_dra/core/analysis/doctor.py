@@ -27,7 +27,7 @@ from gpu_dra.core.dra.objects import DeviceTaint, ResourceClaim, ResourceSlice, 
 from gpu_dra.core.dra.quantity import QuantityError, parse_quantity
 from gpu_dra.core.facts import gates
 from gpu_dra.core.facts.hardware import INSTANCE_TYPES
-from gpu_dra.core.facts.nvidia import DRIVER_NAME
+from gpu_dra.core.facts.nvidia import DEVICE_PLUGIN_GPU, DRIVER_NAME
 from gpu_dra.core.findings import ERROR, WARNING, Finding
 from gpu_dra.core.render.manifests import MANAGED_BY
 from gpu_dra.core.render.nodes import ALLOCATION_LABEL
@@ -54,7 +54,7 @@ RULES: dict[str, tuple[str, str]] = {
 }
 _ORDER = {rule: index for index, rule in enumerate(RULES)}
 
-GPU_RESOURCE = "nvidia.com/gpu"  # NVIDIA's device plugin's extended resource (node status.allocatable)
+GPU_RESOURCE = DEVICE_PLUGIN_GPU  # what NVIDIA's device plugin advertises in a node's status.allocatable
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 # Kubelets with the DRA regression kubernetes/kubernetes#133920 ("Regression 1.34 -- Kubelet requires restart after
 # gRPC connection to DRA driver goes idle"): once the kubelet's gRPC connection to a DRA driver has been idle for 30

@@ -63,13 +63,18 @@ from gpu_dra.core.dra.quantity import QuantityError, parse_quantity
 from gpu_dra.core.dra.scheduling import schedules_on, why_not_on
 from gpu_dra.core.facts import engine_shapes, gates
 from gpu_dra.core.facts.hardware import INSTANCE_TYPES
-from gpu_dra.core.facts.nvidia import DRA_CHART_DEFAULTS
+from gpu_dra.core.facts.nvidia import DEVICE_PLUGIN_GPU, DEVICE_PLUGIN_MIG_PREFIX, DRA_CHART_DEFAULTS
 from gpu_dra.core.render import charts, manifests
-from gpu_dra.core.render.nodes import DEVICE_PLUGIN_SOURCE_LABEL, SYSTEM_NODE_LABEL, node_labels, node_taints
+from gpu_dra.core.render.nodes import (
+    DEVICE_PLUGIN_SOURCE_LABEL,
+    SYSTEM_NODE_LABEL,
+    node_labels,
+    node_taints,
+    well_known_labels,
+)
 from gpu_dra.core.yamlsource import Loc, Located, format_path
 
-GPU = "nvidia.com/gpu"
-MIG_PREFIX = "nvidia.com/mig-"
+GPU, MIG_PREFIX = DEVICE_PLUGIN_GPU, DEVICE_PLUGIN_MIG_PREFIX
 # NVIDIA's device plugin advertises a time-sliced GPU as `<name>.shared` when its config sets `renameByDefault`
 # (NVIDIA/k8s-device-plugin@v0.18.2:api/config/v1/consts.go DefaultSharedResourceNameSuffix, resources.go
 # DefaultSharedRename); without it a time-sliced GPU is plain nvidia.com/gpu and cannot be told from a whole one.
@@ -176,16 +181,32 @@ def _containers(spec: Mapping[str, Any]) -> Iterable[tuple[str, int, Mapping[str
 
 
 def _wants_gpus(obj: Mapping[str, Any]) -> bool:
+    """Whether the pods name claims or ask for a GPU resource (a count of 0 asks for nothing)."""
     spec = _pod_spec(obj)
     if spec.get("resourceClaims"):
         return True
     for _, _, container in _containers(spec):
         resources = container.get("resources")
-        if isinstance(resources, Mapping) and any(
-                isinstance(resources.get(part), Mapping) and any(map(_is_gpu_resource, resources[part]))
-                for part in ("limits", "requests")):
-            return True
+        for part in ("limits", "requests"):
+            values = resources.get(part) if isinstance(resources, Mapping) else None
+            if isinstance(values, Mapping) and any(_is_gpu_resource(name) and str(value).strip() not in ("0", "0.0")
+                                                   for name, value in values.items()):
+                return True
     return False
+
+
+def _owned_or_done(obj: Mapping[str, Any]) -> bool:
+    """A pod or Job a controller made (its CronJob, Deployment or Job is the workload), or a Job that has finished
+    (its conditions Complete or Failed): a live cluster's `kubectl get` lists them beside their owners."""
+    meta = obj.get("metadata")
+    owners = meta.get("ownerReferences") if isinstance(meta, Mapping) else None
+    if isinstance(owners, list) and any(isinstance(o, Mapping) and o.get("controller") for o in owners):
+        return True
+    status = obj.get("status")
+    conditions = status.get("conditions") if isinstance(status, Mapping) and obj.get("kind") == "Job" else None
+    return isinstance(conditions, list) and any(
+        isinstance(c, Mapping) and c.get("type") in ("Complete", "Failed") and c.get("status") == "True"
+        for c in conditions)
 
 
 def _count(value: Any) -> int:
@@ -241,7 +262,7 @@ def read_workloads(inputs: Iterable[tuple[str, Sequence[Located]]],
                 kind = obj.get("kind")
                 if kind in ("ResourceClaim", "ResourceClaimTemplate"):
                     claims.append(_claim_object(reader))
-                elif kind in POD_TEMPLATES and _wants_gpus(obj):
+                elif kind in POD_TEMPLATES and _wants_gpus(obj) and not _owned_or_done(obj):
                     workload = _workload(reader, version)
                     earlier = seen.get((workload.kind, workload.key))
                     if earlier is not None:
@@ -313,24 +334,36 @@ def _workload(reader: _Reader, version: str) -> Workload:
             role = "sidecar" if container.get("restartPolicy") == "Always" else "init"
         containers.append(Container(str(container.get("name", f"#{index}")), role, gpus))
     line = reader.document.line((*reader.base, "kind"))
-    return Workload(reader.source, line, dict(obj), tuple(containers), _replicas(obj))
+    return Workload(reader.source, line, dict(obj), tuple(containers), _replicas(reader))
 
 
-def _replicas(obj: Mapping[str, Any]) -> int | None:
+def _replicas(reader: _Reader) -> int | None:
     """The pods a workload runs at once: replicas (default 1), a Job's parallelism (at most its completions), one for
-    a Pod; None for a DaemonSet, which runs one per node it may use."""
+    a Pod; None for a DaemonSet, which runs one per node it may use. A null is the default (`helm template` writes
+    one for an unset value); a negative or non-integer count is refused, as the API server does
+    (ValidateNonnegativeField in kubernetes/kubernetes@v1.35.0:pkg/apis/apps/validation/validation.go)."""
+    obj = reader.obj
     kind, spec = obj.get("kind"), obj.get("spec") or {}
     if kind == "Pod":
         return 1
     if kind == "DaemonSet":
         return None
+    path: Loc = ("spec",)
     if kind == "CronJob":
-        spec = (spec.get("jobTemplate") or {}).get("spec") or {}
+        spec, path = (spec.get("jobTemplate") or {}).get("spec") or {}, ("spec", "jobTemplate", "spec")
+
+    def count(key: str, default: int | None) -> int | None:
+        value = spec.get(key)
+        if value is None:
+            return default
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise reader.error((*path, key), f"{value!r}: must be a whole number, 0 or more")
+        return value
+
     if kind in ("Job", "CronJob"):
-        parallelism = spec.get("parallelism", 1)
-        completions = spec.get("completions")
-        return int(min(parallelism, completions) if isinstance(completions, int) else parallelism)
-    return int(spec.get("replicas", 1))
+        parallelism, completions = count("parallelism", 1) or 0, count("completions", None)
+        return min(parallelism, completions) if completions is not None else parallelism
+    return count("replicas", 1)
 
 
 # --------------------------------------------------------------------------------------------- the stack's nodes
@@ -370,10 +403,9 @@ def group_views(stack: Stack) -> list[GroupView]:
         if isinstance(group, NodeGroup):
             itype = INSTANCE_TYPES[group.instance_types[0]]
             labels = {**node_labels(group), "eks.amazonaws.com/nodegroup": f"{config.cluster.name}-{group.name}",
-                      "node.kubernetes.io/instance-type": itype.name}
+                      **well_known_labels(itype.name)}
             taints = tuple(_taint(t.key, t.value, t.effect.value) for t in node_taints(group))
             nodes, gpus, model, name = group.scaling.max, itype.gpus, itype.gpu.product_name, itype.name
-            arch = itype.cpu_arch
         else:
             assert isinstance(group, NodePool)
             hardware = pool_spec(group).hardware()
@@ -381,8 +413,8 @@ def group_views(stack: Stack) -> list[GroupView]:
             taints = tuple(_taint(t.key, t.value, t.effect.value) for t in group.taints)
             nodes, gpus = group.nodes, hardware.gpus if hardware else 0
             model = hardware.gpu.product_name if hardware else str(group.gpu_model)
-            name, arch = group.instance_type or f"{group.gpu_count} x {group.gpu_model}", "x86_64"
-        labels |= {"kubernetes.io/os": "linux", "kubernetes.io/arch": "arm64" if arch == "arm64" else "amd64"}
+            name = group.instance_type or f"{group.gpu_count} x {group.gpu_model}"
+            labels |= {"kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64"}
         views.append(GroupView(group.name, group.allocation_mode.value, nodes, gpus, model, name, labels, taints))
     if config.cluster.platform is Platform.eks:
         system = config.cluster.system_node_group

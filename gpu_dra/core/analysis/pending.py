@@ -74,7 +74,8 @@ def scheduler_verdicts(objects: Iterable[Mapping[str, Any]]) -> dict[str, Schedu
     for obj in objects:
         if obj.get("kind") != "Pod" or _name(obj) in out:
             continue
-        for condition in _mapping(obj.get("status")).get("conditions") or []:
+        conditions = _mapping(obj.get("status")).get("conditions")
+        for condition in conditions if isinstance(conditions, list) else []:
             condition = _mapping(condition)
             if condition.get("type") == "PodScheduled" and condition.get("status") == "False":
                 message = str(condition.get("message") or condition.get("reason") or "").strip()
@@ -90,8 +91,9 @@ def holders(objects: Iterable[Mapping[str, Any]]) -> dict[str, list[str]]:
         if obj.get("kind") != "ResourceClaim":
             continue
         namespace = _mapping(obj.get("metadata")).get("namespace") or "default"
-        pods = [f"{namespace}/{_mapping(r).get('name')}" for r in _mapping(obj.get("status")).get("reservedFor") or []
-                if _mapping(r).get("resource") == "pods"]
+        reserved = _mapping(obj.get("status")).get("reservedFor")
+        pods = [f"{namespace}/{_mapping(r).get('name')}" for r in reserved if _mapping(r).get("resource") == "pods"] \
+            if isinstance(reserved, list) else []
         if pods:
             out[_name(obj)] = pods
     return out

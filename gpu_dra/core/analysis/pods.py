@@ -114,7 +114,8 @@ def pods_from_objects(objects: Iterable[Mapping[str, Any]]) -> list[PodSpec]:
             continue
         meta = _mapping(obj.get("metadata"))
         statuses = _at(obj, ("status", "resourceClaimStatuses")) if kind == "Pod" else None
-        made = {str(s.get("name")): str(s["resourceClaimName"]) for s in statuses or []
+        made = {str(s.get("name")): str(s["resourceClaimName"])
+                for s in (statuses if isinstance(statuses, list) else [])
                 if isinstance(s, Mapping) and s.get("resourceClaimName")}
         out.append(PodSpec(f"{meta.get('namespace') or 'default'}/{meta.get('name', '?')}", str(kind), spec, made))
     return out

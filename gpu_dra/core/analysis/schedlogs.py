@@ -120,7 +120,7 @@ class LogLine:
         fields = self.fields
         for key in ("claim", "resourceClaim", "resourceclaim", "claims", "resourceclaims"):
             value = fields.get(key)
-            if value:
+            if value and value != "<":  # `claim=<` opens a multi-line klog value: no name on this line
                 found += re.findall(r"[\w.-]+/[\w.-]+", value) or [value.strip('"')]
         for key in ("status", "err", "reason"):  # `could not find ResourceClaim "ns/name"`, `for claim ns/name:`
             value = fields.get(key)

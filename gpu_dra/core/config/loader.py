@@ -530,9 +530,14 @@ def _load_team(root: Path, name: str) -> tuple[Team, Located]:
     except ValidationError as exc:
         problems += _problems_from_validation(exc, Team, data, display, located)
     else:
-        problems += [config_finding(display, f"workloads.{index}", f"{path}: no such file or folder in the "
-                                    "repository (paths are relative to its root)", located.line(("workloads", index)))
-                     for index, path in enumerate(team.workloads) if not (root / path).exists()]
+        for index, named in enumerate(team.workloads):
+            where = (display, f"workloads.{index}")
+            if not (root / named).exists():
+                problems.append(config_finding(*where, f"{named}: no such file or folder in the repository (paths are "
+                                               "relative to its root)", located.line(("workloads", index))))
+            elif not (root / named).resolve().is_relative_to(root.resolve()):
+                problems.append(config_finding(*where, f"{named}: leads outside the repository (a link?); name the "
+                                               "manifests inside it", located.line(("workloads", index))))
     if problems:
         raise ConfigError(problems)
     return team, located

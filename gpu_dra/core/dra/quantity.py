@@ -36,5 +36,8 @@ def parse_quantity(text: str) -> Decimal:
         return value * _BINARY[suffix]
     if suffix in _DECIMAL:
         return value * _DECIMAL[suffix]
-    return value * (Decimal(10) ** int(suffix[1:]))
+    try:
+        return value * (Decimal(10) ** int(suffix[1:]))
+    except ArithmeticError:  # decimal.Overflow: 1e999999999 is beyond any resource (the API server caps at 2^63)
+        raise QuantityError(f"{text!r} is too large for a Kubernetes quantity") from None
 

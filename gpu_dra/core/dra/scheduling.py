@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 
 def _integer(text: Any) -> int | None:
@@ -57,6 +57,8 @@ def _term_admits(term: Mapping[str, Any], labels: Mapping[str, str]) -> bool:
     expressions = term.get("matchExpressions") or []
     if not expressions and not term.get("matchFields"):
         return False
+    if not _is_list(expressions) or not all(isinstance(e, Mapping) for e in expressions):
+        return False  # not a requirement the API server would have stored: as one that does not parse
     results = [_expression_holds(e, labels) for e in expressions]
     return None not in results and all(results)
 
@@ -76,6 +78,16 @@ def _tolerated(taint: Mapping[str, Any], tolerations: Sequence[Mapping[str, Any]
     return False
 
 
+def _is_list(value: Any) -> TypeGuard[Sequence[Any]]:
+    """A YAML list, or the policy pack's lazy view of one (a Sequence, not a list)."""
+    return isinstance(value, Sequence) and not isinstance(value, str | bytes)
+
+
+def _field(obj: Any, key: str) -> Mapping[str, Any]:
+    value = obj.get(key) if isinstance(obj, Mapping) else None
+    return value if isinstance(value, Mapping) else {}
+
+
 def schedules_on(pod: Mapping[str, Any], labels: Mapping[str, str], taints: Sequence[Mapping[str, Any]]) -> bool:
     """Whether a pod spec's `nodeSelector`, `affinity` and `tolerations` admit a node with these labels and taints."""
     return why_not_on(pod, labels, taints) is None
@@ -84,17 +96,20 @@ def schedules_on(pod: Mapping[str, Any], labels: Mapping[str, str], taints: Sequ
 def why_not_on(pod: Mapping[str, Any], labels: Mapping[str, str],
                taints: Sequence[Mapping[str, Any]]) -> str | None:
     """Why a pod spec may not go to a node with these labels and taints, in the scheduler's order of filters
-    (NodeAffinity, then TaintToleration), or None where it may."""
-    for key, value in (pod.get("nodeSelector") or {}).items():
+    (NodeAffinity, then TaintToleration), or None where it may. Fields of the wrong type (a live cluster's objects
+    are not schema-checked here) count as absent."""
+    selector = pod.get("nodeSelector")
+    for key, value in (selector if isinstance(selector, Mapping) else {}).items():
         if labels.get(key) != value:
             have = f"it has {key}={labels[key]}" if key in labels else "it has no such label"
             return f"the pod's nodeSelector wants {key}={value}; {have}"
-    required = ((pod.get("affinity") or {}).get("nodeAffinity") or {}).get(
-        "requiredDuringSchedulingIgnoredDuringExecution")
-    if required is not None and not any(_term_admits(term, labels)
-                                        for term in required.get("nodeSelectorTerms") or []):
+    required = _field(_field(pod, "affinity"), "nodeAffinity").get("requiredDuringSchedulingIgnoredDuringExecution")
+    terms = required.get("nodeSelectorTerms") if isinstance(required, Mapping) else None
+    terms = [t for t in terms if isinstance(t, Mapping)] if _is_list(terms) else []
+    if isinstance(required, Mapping) and not any(_term_admits(term, labels) for term in terms):
         return "the pod's required node affinity does not match its labels"
-    tolerations = list(pod.get("tolerations") or [])
+    listed = pod.get("tolerations")
+    tolerations = [t for t in listed if isinstance(t, Mapping)] if _is_list(listed) else []
     for taint in taints:
         if taint.get("effect") in ("NoSchedule", "NoExecute") and not _tolerated(taint, tolerations):
             value = f"={taint['value']}" if taint.get("value") else ""

@@ -51,6 +51,15 @@ _TABLE: dict[str, tuple[tuple[str, bool] | None, ...]] = {
 GATES = tuple(_TABLE)
 
 
+def nearest_version(minor: str) -> str:
+    """The known minor version closest to `minor` (a live cluster's, newer or older than the table): the newest for
+    a newer one, the oldest for an older one."""
+    def key(text: str) -> tuple[int, ...]:
+        return tuple(int(part) for part in text.split(".")[:2])
+
+    return minor if minor in VERSIONS else VERSIONS[-1] if key(minor) > key(VERSIONS[-1]) else VERSIONS[0]
+
+
 def state(gate: str, version: str) -> GateState | None:
     """The gate's stage and default at a Kubernetes minor version, or None where it does not exist."""
     row = _TABLE[gate][VERSIONS.index(version)]

@@ -25,6 +25,11 @@ CHART_RELEASES = {
 }
 STANDARD_DOMAIN = "resource.kubernetes.io"
 
+# NVIDIA's device plugin's extended resource for a whole GPU (node status.allocatable, a pod's limits), and the prefix
+# of its MIG resources under the mixed strategy (NVIDIA/k8s-device-plugin@v0.18.2:README.md, "MIG support").
+DEVICE_PLUGIN_GPU = "nvidia.com/gpu"
+DEVICE_PLUGIN_MIG_PREFIX = "nvidia.com/mig-"
+
 # DeviceClasses the chart installs; a stack may not define them itself.
 CHART_DEVICE_CLASSES = ("gpu.nvidia.com", "mig.nvidia.com", "vfio.gpu.nvidia.com",
                         "compute-domain-daemon.nvidia.com", "compute-domain-default-channel.nvidia.com")

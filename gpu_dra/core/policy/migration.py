@@ -20,7 +20,7 @@ from gpu_dra.core.dra.scheduling import why_not_on
 from gpu_dra.core.facts.hardware import INSTANCE_TYPES
 from gpu_dra.core.findings import Finding
 from gpu_dra.core.policy.resources import Context, Resource, error, node_groups, not_judged, stack_of
-from gpu_dra.core.render.nodes import ALLOCATION_LABEL
+from gpu_dra.core.render.nodes import ALLOCATION_LABEL, well_known_labels
 
 RULE = "legacy-workloads-placed"
 DEVICE_PLUGIN = "device-plugin"
@@ -52,7 +52,9 @@ def _groups(resources: list[Resource], context: Context) -> tuple[list[_Group], 
             continue
         itype = group.instance_types[0] if group.instance_types else ""
         gpus = INSTANCE_TYPES[itype].gpus if itype in INSTANCE_TYPES else 0
-        labels = {**group.labels, "node.kubernetes.io/instance-type": itype}
+        labels = {**group.labels, **well_known_labels(itype)}  # as `gpu-dra migrate` sees the nodes (group_views)
+        if isinstance(group.resource.props.get("nodeGroupName"), str):
+            labels["eks.amazonaws.com/nodegroup"] = group.resource.props["nodeGroupName"]
         found.append(_Group(group.name, group.resource, gpus, [gpus] * group.max_size, labels, group.taints, itype))
     if not groups and not unknown:
         for pool in context.node_pools:
@@ -61,7 +63,8 @@ def _groups(resources: list[Resource], context: Context) -> tuple[list[_Group], 
             gpus = int(pool.get("gpus") or 0) or (INSTANCE_TYPES[pool["instanceType"]].gpus
                                                    if pool.get("instanceType") in INSTANCE_TYPES else 0)
             found.append(_Group(str(pool["name"]), None, gpus, [gpus] * int(pool.get("maxNodes") or 0),
-                                {str(k): str(v) for k, v in (pool.get("labels") or {}).items()},
+                                {**{str(k): str(v) for k, v in (pool.get("labels") or {}).items()},
+                                 "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64"},
                                 list(pool.get("taints") or []), str(pool.get("instanceType") or "")))
     return found, unknown
 

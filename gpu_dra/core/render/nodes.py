@@ -59,6 +59,14 @@ def node_labels(group: NodeGroup) -> dict[str, str]:
     return labels
 
 
+def well_known_labels(instance_type: str) -> dict[str, str]:
+    """The labels the kubelet sets on every node, beside the node group's own: its instance type, OS and CPU
+    architecture (https://kubernetes.io/docs/reference/labels-annotations-taints/). Pods select them too."""
+    itype = INSTANCE_TYPES.get(instance_type)
+    arch = "arm64" if itype is not None and itype.cpu_arch == "arm64" else "amd64"
+    return {"node.kubernetes.io/instance-type": instance_type, "kubernetes.io/os": "linux", "kubernetes.io/arch": arch}
+
+
 def device_plugin_source(group: NodeGroup) -> str:
     return "bottlerocket" if is_bottlerocket(group.ami_type) else "chart"
 
