@@ -158,9 +158,10 @@ def _kubeconfig_problem(error: Exception) -> str:
 def read_cluster(kubeconfig: str | None, context: str | None,
                  timeout: float | None = DEFAULT_REQUEST_TIMEOUT, reads: Sequence[Read] = DEVICE_READS,
                  namespace: str | None = None) -> ClusterState:
-    """Every object of `reads` and the DeviceTaintRules, with notes: GPU nodes that publish no ResourceSlice, and
-    that the API server serves no DeviceTaintRules where it does not. `timeout`: seconds per request and for the
-    credential plugin, None for no limit. `namespace`: where the namespaced reads list, None for all."""
+    """Every object of `reads` and the DeviceTaintRules, with a note where the API server serves no DeviceTaintRules
+    (what the objects say, such as GPU nodes without slices, is for the verbs to judge: silent_gpu_nodes).
+    `timeout`: seconds per request and for the credential plugin, None for no limit. `namespace`: where the
+    namespaced reads list, None for all."""
     from kubernetes import client, config
     from kubernetes.client.exceptions import ApiException
     from urllib3.exceptions import NewConnectionError
@@ -232,8 +233,6 @@ def read_cluster(kubeconfig: str | None, context: str | None,
     if rules_version is not None:
         state.objects += [{"apiVersion": rules_version, "kind": "DeviceTaintRule", **item}
                           for item in listed["DeviceTaintRule"]]
-    if NODES in reads:
-        state.notes += silent_gpu_nodes(state.of("ResourceSlice"), listed["Node"])
     if rules_version is None:
         versions = ", ".join(v.rpartition("/")[2] for v in TAINT_RULE_VERSIONS)
         state.notes.append(f"the API server serves no DeviceTaintRules (GET {TAINT_RULES} in resource.k8s.io "
@@ -242,7 +241,8 @@ def read_cluster(kubeconfig: str | None, context: str | None,
 
 
 def silent_gpu_nodes(slices: list[dict[str, Any]], nodes: list[dict[str, Any]]) -> list[str]:
-    """Notes on DRA GPU nodes that publish no ResourceSlice."""
+    """Notes on DRA GPU nodes that publish no ResourceSlice, for inventory and explain (doctor reports them as
+    findings of its own)."""
     publishing = {_mapping(o.get("spec")).get("nodeName") for o in slices}
     key, value = DRA_NODE_LABEL
     notes = []

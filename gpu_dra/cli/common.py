@@ -288,8 +288,10 @@ def gather(args: argparse.Namespace, cluster: Any = None,
     origins = list(args.paths)
     notes: list[str] = []
     if args.cluster:
+        from gpu_dra.cli.cluster import silent_gpu_nodes
+
         cluster = cluster or read_live_cluster(args)
-        notes = cluster.notes
+        notes = silent_gpu_nodes(cluster.of("ResourceSlice"), cluster.of("Node")) + cluster.notes
         sources.append(("cluster", [Located(obj, {}) for obj in cluster.objects]))
         origins.append(f"cluster (context {cut(args.context)})" if args.context else "cluster")
     objects: list[dict[str, Any]] = []

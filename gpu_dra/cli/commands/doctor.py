@@ -16,6 +16,7 @@ from gpu_dra.cli.common import (
     cut,
     project_root,
     read_inputs,
+    read_live_cluster,
 )
 
 EXAMPLES = """examples:
@@ -73,16 +74,12 @@ def run(args: argparse.Namespace) -> int:
                      for obj in objects_in_document(document.data)}
     state, notes = None, []
     if args.cluster:
-        from gpu_dra.cli.cluster import silent_gpu_nodes
-        from gpu_dra.cli.common import read_live_cluster
 
         reads = (SLICES, CLASSES, CLAIMS, NODES, TEMPLATES, QUOTAS)
         state = read_live_cluster(args, reads)
         sources.append(("cluster", state.objects))
         complete |= {read.kind for read in reads} | {"DeviceTaintRule"}
-        # The reader's notes on silent GPU nodes are this verb's gpu-node-without-slices findings.
-        silent = set(silent_gpu_nodes(state.of("ResourceSlice"), state.of("Node")))
-        notes += [note for note in state.notes if note not in silent]
+        notes += state.notes
     checked = {"Node", "ResourceSlice", "DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "ResourceQuota",
                "DeviceTaintRule"}
     if not args.cluster and not any(obj.get("kind") in checked for _, objects in sources for obj in objects):

@@ -15,6 +15,7 @@ from gpu_dra.cli.common import (
     cut,
     gather,
     project_root,
+    read_live_cluster,
 )
 
 EXAMPLES = """examples:
@@ -99,7 +100,6 @@ def run(args: argparse.Namespace) -> int:
     cluster = None
     if args.cluster:  # read here, so that the cluster's version is the scheduler's with FILEs too
         from gpu_dra.cli.cluster import DEVICE_READS, PENDING_READS
-        from gpu_dra.cli.common import read_live_cluster
 
         cluster = read_live_cluster(args, PENDING_READS if pending else DEVICE_READS)
     version, platform, declared = _target(args, cluster)  # its notes before gather takes them
