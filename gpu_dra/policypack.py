@@ -55,6 +55,10 @@ CONTEXT_SCHEMA = PolicyConfigSchema(properties={
                         "description": "The workloads team files name that need the device plugin: workload, team, "
                                        "teamFile, line, file, pods, gpus, other, nodeSelector, affinity, "
                                        "tolerations"},
+    "adminNamespaces": {"type": "array", "items": {"type": "string"},
+                        "description": "The namespaces of the teams the stack grants admin access"},
+    "platformKeys": {"type": "array", "items": {"type": "object"},
+                     "description": "Keys only the platform may set, found in team files: team, teamFile, line, key"},
 })
 LEVELS = {policy.ADVISORY: EnforcementLevel.ADVISORY, policy.MANDATORY: EnforcementLevel.MANDATORY,
           "disabled": EnforcementLevel.DISABLED}

@@ -8,7 +8,8 @@ By default the stack is a production one (so eks-hardening and no-alpha-in-produ
 encrypted, private, protected cluster; a protected L40S node group for DRA and one still on NVIDIA's device plugin,
 each plugin's chart kept off the other's nodes (both at desired size 1: a DRA group at 0 gets no node); the pinned
 DRA driver chart; a DeviceClass for whole GPUs; an `inference` team with a quota and a claim template for that class;
-an `ops` team labelled for admin access whose template uses it, its quota one `All` claim's worth (32).
+an `ops` team the stack grants admin access (its namespace labelled for it) whose template uses it, its quota one
+`All` claim's worth (32).
 The pack config is derived from the registrations as `gpu-dra check --pack-config` derives it from a stack.
 """
 
@@ -35,7 +36,8 @@ TODAY = "2026-09-01"
 # A workload a team names that needs the device plugin: 1 pod x 1 GPU fits the happy stack's legacy-a10g group.
 LEGACY_WORKLOAD = {"workload": "CronJob gpu-ops/gpu-diag", "team": "ops", "teamFile": "stacks/teams/ops.yaml",
                    "line": 29.0, "file": "workloads/ops/gpu-diag.yaml", "pods": 1.0, "gpus": 1.0, "other": []}
-CONFIG: dict[str, Any] = {"today": TODAY, "legacyWorkloads": [LEGACY_WORKLOAD]}
+# The stack grants the ops team admin access (gpu-dra:teams.ops.admin), and no team file claims a platform key.
+CONFIG: dict[str, Any] = {"today": TODAY, "legacyWorkloads": [LEGACY_WORKLOAD], "adminNamespaces": ["gpu-ops"]}
 
 CLUSTER = "eks:index:Cluster"
 NODE_GROUP = "eks:index:ManagedNodeGroup"

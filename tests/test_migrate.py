@@ -684,11 +684,11 @@ def test_a_name_the_api_server_refuses_is_bad_input_and_writes_nothing(tmp_path:
     code, out, err = gpu_dra(capsys, "migrate", "--stack", "staging", "--write", str(tmp_path / "out"),
                              str(write(tmp_path / "w.yaml", escape)))
     assert (code, out) == (2, "")
-    assert "Deployment inference/../../escape: metadata.name: must be a DNS subdomain" in err
+    assert "Deployment inference/../../escape: metadata.name: '../../escape' must be a DNS subdomain" in err
     assert not (tmp_path / "out").exists() and not (tmp_path / "escape.yaml").exists()
     upper = deployment("web", "Inference", 1)
     code, _, err = gpu_dra(capsys, "migrate", "--stack", "staging", str(write(tmp_path / "w.yaml", upper)))
-    assert code == 2 and "metadata.namespace: must be a DNS label" in err
+    assert code == 2 and "metadata.namespace: 'Inference' must be a DNS label" in err
 
 
 def test_replicas_as_helm_and_the_api_server_allow(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

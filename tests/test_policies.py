@@ -153,6 +153,14 @@ CASES = [
          "ResourceClaimTemplate/ops.all-gpus-monitoring", "spec.spec.devices.requests[0].exactly.adminAccess"),
     case("adminAccess in a team namespace", "admin-access-restricted", lambda r: mutate(
         r, TEMPLATE, (*REQUEST, "adminAccess"), True), TEMPLATE, f"{REQUEST_AT}.adminAccess"),
+    case("adminAccess in a team namespace, in dev too", "admin-access-restricted", lambda r: mutate(
+        r, TEMPLATE, (*REQUEST, "adminAccess"), True), TEMPLATE, f"{REQUEST_AT}.adminAccess", environment="dev"),
+    case("a namespace labelled for admin access the stack does not grant", "admin-access-restricted",
+         lambda r: mutate(r, "Namespace/inference-namespace", ("metadata", "labels", ADMIN_ACCESS_LABEL), "true"),
+         "Namespace/inference-namespace", f"metadata.labels['{ADMIN_ACCESS_LABEL}']"),
+    case("a team file that sets admin", "team-file-platform-keys", lambda r: r, "", "", environment="dev",
+         config={"platformKeys": [{"team": "inference", "teamFile": "stacks/teams/inference.yaml", "line": 4.0,
+                                   "key": "admin"}]}),
     case("no quota", "team-quota-required", lambda r: remove(r, "ResourceQuota/inference-quota"), TEMPLATE,
          "metadata.namespace"),
     case("no claims quota", "team-quota-required", lambda r: mutate(
@@ -214,7 +222,8 @@ def test_one_change_fails_one_rule(case: Case) -> None:
     resources = case.change(happy_resources(case.environment, case.kubernetes_version))
     found = run_rules(resources, case.config)
     assert set(found) == {case.rule}, found
-    assert placed(found[case.rule]) == [(case.rule, urn(resources, case.reported_on), case.path)]
+    on = urn(resources, case.reported_on) if case.reported_on else ""  # "": a team file's key, no resource
+    assert placed(found[case.rule]) == [(case.rule, on, case.path)]
     assert {f.severity for f in found[case.rule]} == {ERROR}  # enforcement, not severity, decides what blocks
 
 

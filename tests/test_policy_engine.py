@@ -131,12 +131,14 @@ def test_every_case_is_still_caught_with_an_unknown_launch_template(case: Case) 
     config = pack_config_of(resources, case.config)
     found = check.analyze(shaped, config, next(iter(config.values()))["environment"]).findings
     assert {f.rule for f in found} == {case.rule}
-    assert placed(found) == [(case.rule, urn(resources, case.reported_on), case.path)]
+    on = urn(resources, case.reported_on) if case.reported_on else ""  # "": a team file's key, no resource
+    assert placed(found) == [(case.rule, on, case.path)]
 
 
 # The stack rules that read the Kubernetes objects, unknown in a first preview; legacy-workloads-placed reads only the
-# node groups' declared labels, size and instance types, known then.
-STACK_RULES_OF_KUBERNETES_STATE = {rule.name for rule in policy.RULES if rule.stack} - {"legacy-workloads-placed"}
+# node groups' declared labels, size and instance types, known then, and team-file-platform-keys only the pack config.
+STACK_RULES_OF_KUBERNETES_STATE = {rule.name for rule in policy.RULES if rule.stack} - {
+    "legacy-workloads-placed", "team-file-platform-keys"}
 
 
 def test_a_first_preview_still_runs_every_resource_rule() -> None:

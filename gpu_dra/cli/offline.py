@@ -7,6 +7,12 @@ loop: the default MockMonitor deserializes resource references on an executor th
 sdk/python/lib/pulumi/runtime/mocks.py; the mechanism of pulumi/pulumi#6465), which intermittently failed with "got
 Future attached to a different loop" here (docs/sources.md#pulumi-engine-facts).
 
+The mock monitor resolves resource transforms on that executor thread too, by reading every callback servicer in the
+SDK's process-wide `_CallbackServicer._servicers`, which the loop thread appends a new servicer to before the servicer
+has its `_transforms`: a registration in that moment failed with "AttributeError: '_CallbackServicer' object has no
+attribute '_transforms'" (1 run in 4 of `check` over 20 stacks). `_resolve_callbacks` below reads a snapshot that
+skips a servicer still being made; the engine, not the mocks, runs transforms (`gpu-dra check` applies the chart's).
+
 Secrets never leave the run: a secret input or output is recorded as `[secret]`, and config the stack file keeps
 under `secure:` is marked secret for the program, as the Pulumi CLI marks it.
 """
@@ -25,6 +31,7 @@ from typing import Any
 import pulumi
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import rpc
+from pulumi.runtime._callbacks import _CallbackServicer
 from pulumi.runtime.proto import resource_pb2
 from pulumi.runtime.settings import get_project, get_root_resource, get_stack, set_root_resource
 from pulumi.runtime.stack import run_pulumi_func
@@ -37,6 +44,19 @@ PROJECT = "gpu-dra"
 SECRET = "[secret]"  # what is recorded in place of a secret value
 MOCK_ACCOUNT = "123456789012"
 MOCK_KUBECONFIG = {"apiVersion": "v1", "kind": "Config", "clusters": [], "contexts": [], "users": []}
+
+
+def _resolve_callbacks(callbacks: Any) -> list[Any]:
+    """pulumi.runtime.mocks._resolve_callbacks on a snapshot: the servicer list and each servicer's transforms are
+    copied whole (a C-level copy the loop thread cannot change halfway) and a servicer without `_transforms` yet is
+    skipped, so a registration never fails on a servicer another thread is still creating."""
+    by_token = {}
+    for servicer in list(_CallbackServicer._servicers):
+        by_token.update({token: fn for fn, token in dict(getattr(servicer, "_transforms", {})).items()})
+    return [by_token[callback.token] for callback in callbacks if callback.token in by_token]
+
+
+pulumi_mocks._resolve_callbacks = _resolve_callbacks
 
 
 @dataclass(frozen=True)

@@ -41,7 +41,6 @@ from gpu_dra.core.analysis.pods import (
 from gpu_dra.core.analysis.pools import Node
 from gpu_dra.core.config.models import (
     DEVICE_PLUGIN_NODE_LABEL,
-    DNS_SUBDOMAIN,
     GPU_TAINT_KEY,
     AllocationCount,
     AllocationMode,
@@ -56,8 +55,7 @@ from gpu_dra.core.config.models import (
 )
 from gpu_dra.core.config.nvidia_driver import SHARING_GATES, effective_gates
 from gpu_dra.core.data import helm_merge
-from gpu_dra.core.dra import k8s_schema
-from gpu_dra.core.dra.api import DNS_LABEL
+from gpu_dra.core.dra import k8s_schema, metadata
 from gpu_dra.core.dra.objects import ObjectError, ResourceClaim, parse_claim
 from gpu_dra.core.dra.quantity import QuantityError, parse_quantity
 from gpu_dra.core.dra.scheduling import schedules_on, why_not_on
@@ -299,15 +297,16 @@ def _workload(reader: _Reader, version: str) -> Workload:
     if not meta.get("name"):
         raise reader.error(("metadata",), "name: required (gpu-dra migrate needs each workload's name; generateName "
                                           "alone names no workload)")
-    # The API server's rules (ValidateObjectMeta: a DNS subdomain name, a DNS label namespace), which also keep
-    # `--write`'s <namespace>/<kind>-<name>.yaml inside its folder.
-    if not DNS_SUBDOMAIN.match(str(meta["name"])):
-        raise reader.error(("metadata", "name"), "must be a DNS subdomain: lowercase letters, digits, '-' and '.', at "
-                                                 "most 253 characters")
-    if "namespace" in meta and not DNS_LABEL.match(str(meta["namespace"])):
-        raise reader.error(("metadata", "namespace"), "must be a DNS label: lowercase letters, digits and '-', at most "
-                                                      "63 characters")
+    # The API server's rules (ValidateObjectMeta: a DNS subdomain name, a DNS label namespace, labels and
+    # annotations), which also keep `--write`'s <namespace>/<kind>-<name>.yaml inside its folder.
     template = POD_TEMPLATES[str(obj["kind"])]
+    pod: Any = obj
+    for key in (*template, "metadata"):  # the pod template's metadata (a Pod's is its own)
+        pod = pod.get(key) if isinstance(pod, Mapping) else None
+    for base, values in ((("metadata",), meta), ((*template, "metadata"), pod if template else None)):
+        for loc, problem in metadata.object_meta_problems(values if isinstance(values, Mapping) else {},
+                                                          named=base == ("metadata",)):
+            raise reader.error((*base, *loc), problem)
     containers = []
     for field_name, index, container in _containers(_pod_spec(obj)):
         path: Loc = (*template, "spec", field_name, index, "resources")

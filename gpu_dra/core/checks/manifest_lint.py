@@ -14,8 +14,8 @@ from typing import Any, NamedTuple
 
 from gpu_dra.core.checks.lint import SelectorContext, lint_selector
 from gpu_dra.core.checks.target import Target
-from gpu_dra.core.dra import k8s_schema
-from gpu_dra.core.dra.api import DNS_LABEL, KINDS, REQUEST_FIELDS, uses_exactly
+from gpu_dra.core.dra import k8s_schema, metadata
+from gpu_dra.core.dra.api import KINDS, REQUEST_FIELDS, uses_exactly
 from gpu_dra.core.dra.cel import CompileError, check_selector
 from gpu_dra.core.dra.objects import DeviceClass, ResourceClaim, parse_object
 from gpu_dra.core.facts import gates, nvidia
@@ -33,8 +33,9 @@ class ManifestObject:
     @property
     def name(self) -> str:
         meta = _mapping(self.data.get("metadata"))
-        namespace = f"{meta['namespace']}/" if meta.get("namespace") else ""
-        return f"{self.data.get('kind')}/{namespace}{meta.get('name', '?')}"
+        name, namespace = (str(part) if str(part).isprintable() else repr(part)  # "gpu\n" on one line
+                           for part in (meta.get("name", "?"), meta.get("namespace") or ""))
+        return f"{self.data.get('kind')}/{namespace + '/' if namespace else ''}{name}"
 
     @cached_property
     def parsed(self) -> DeviceClass | ResourceClaim | None:
@@ -148,10 +149,19 @@ def _misplaced_request_fields(obj: ManifestObject) -> list[Finding]:
 def _semantic_findings(obj: ManifestObject) -> list[Finding]:
     """What the API server's validation rejects beyond the schema (kubernetes/kubernetes
     pkg/apis/resource/validation/validation.go; docs/sources.md#kubernetes-dra-api), for claims and templates that
-    passed it; misplaced request fields are judged as if under `exactly`, where they are reported."""
+    passed it, and every object's metadata (ValidateObjectMeta); misplaced request fields are judged as if under
+    `exactly`, where they are reported."""
+    problems: list[tuple[Loc, str]] = [
+        (("metadata", *path), message)
+        for path, message in metadata.object_meta_problems(_mapping(obj.data.get("metadata")))]
     claim = obj.parsed
-    if not isinstance(claim, ResourceClaim):
-        return []
+    if isinstance(claim, ResourceClaim):
+        problems += _claim_problems(claim)
+    return [Finding("validation", ERROR, f"rejected by the API server: {message}", file=obj.file, line=obj.line(path),
+                    object=obj.name, path=format_path(path)) for path, message in problems]
+
+
+def _claim_problems(claim: ResourceClaim) -> list[tuple[Loc, str]]:
     exactly_shape = uses_exactly(claim.api_version)
     # The fields that make a request a single choice: `exactly` (or what belongs there), or v1beta1's class name.
     single_fields = {"exactly", *REQUEST_FIELDS} if exactly_shape else {"deviceClassName"}
@@ -160,8 +170,8 @@ def _semantic_findings(obj: ManifestObject) -> list[Finding]:
     subrequests: set[str] = set()
     for request in claim.requests:
         here, name = request.path, request.name
-        if not DNS_LABEL.match(name):
-            problems.append(((*here, "name"), f"{name!r}: must be a DNS label (lowercase letters, digits, '-')"))
+        if problem := metadata.dns_label_problem(name):
+            problems.append(((*here, "name"), problem))
         if name in names:
             problems.append(((*here, "name"), f"{name!r}: duplicate request name"))
         names.append(name)
@@ -196,8 +206,7 @@ def _semantic_findings(obj: ManifestObject) -> list[Finding]:
             if "/" not in str(value):
                 problems.append(((*here, key), "a fully qualified name must be a domain and a name separated by a "
                                                "slash"))
-    return [Finding("validation", ERROR, f"rejected by the API server: {message}", file=obj.file, line=obj.line(path),
-                    object=obj.name, path=format_path(path)) for path, message in problems]
+    return problems
 
 
 def lint_object(obj: ManifestObject, target: Target) -> list[Finding]:

@@ -188,6 +188,8 @@ def configuration_markdown(root: Path) -> str:
         required = set(schema.get("required", []))
         for name, field in model.model_fields.items():
             key = field.alias or name
+            if key not in schema["properties"]:  # set by gpu-dra, not written in a file (Team.admin)
+                continue
             prop = schema["properties"][key]
             default = "required" if key in required else _inline(prop["default"]) if "default" in prop else ""
             example = examples.get((model.__name__, key))

@@ -32,8 +32,8 @@ from gpu_dra.core.config.models import (
     StackConfig,
     Team,
     TeamHosting,
-    is_dns_label,
 )
+from gpu_dra.core.dra.metadata import is_dns_label
 from gpu_dra.core.facts import nvidia
 from gpu_dra.core.findings import ConfigError, Finding, config_finding
 from gpu_dra.core.yamlsource import Loc, Located, format_path, read_yaml
@@ -504,6 +504,44 @@ def _stack_rules(parts: _Parts, has_kubeconfig_secret: bool, file: str, located:
     return problems
 
 
+# What only the platform decides for a team: admin access (set in the stack's `gpu-dra:teams.<team>.admin`) and
+# namespace labels under the prefixes Kubernetes reserves for its own components (kubernetes.io, k8s.io and their
+# subdomains: Pod Security Admission's pod-security.kubernetes.io/enforce, DRA's resource.kubernetes.io/admin-access)
+# or gpu-dra's own. CODEOWNERS lets a team approve its own file, so a team file that sets one is stripped of it (it
+# has no effect) and reported by the policy team-file-platform-keys, which fails the change in every environment.
+PLATFORM_ONLY_TEAM_KEYS = ("admin",)
+_RESERVED_LABEL_DOMAINS = ("kubernetes.io", "k8s.io", "gpu-dra.io")
+
+
+def _reserved_label(key: str) -> bool:
+    domain = key.rpartition("/")[0]
+    return any(domain == d or domain.endswith("." + d) for d in _RESERVED_LABEL_DOMAINS)
+
+
+def platform_only_keys(data: Any) -> list[Loc]:
+    """The key paths of a team file's data that only the platform may set."""
+    if not isinstance(data, dict):
+        return []
+    found: list[Loc] = [(key,) for key in PLATFORM_ONLY_TEAM_KEYS if key in data]
+    namespace = data.get("namespace")
+    labels = namespace.get("labels") if isinstance(namespace, dict) else None
+    if isinstance(labels, dict):
+        found += [("namespace", "labels", key) for key in labels if isinstance(key, str) and _reserved_label(key)]
+    return found
+
+
+def _without(data: dict[str, Any], paths: Sequence[Loc]) -> dict[str, Any]:
+    """`data` without the keys at `paths`, copying only what changes."""
+    out = dict(data)
+    for path in paths:
+        parent = out
+        for key in path[:-1]:
+            parent[key] = dict(parent[key])
+            parent = parent[key]
+        del parent[path[-1]]
+    return out
+
+
 class _NoTeamFile(Exception):
     """A team the stack names has no file: reported at the stack's `gpu-dra:teams` entry, where the name is."""
 
@@ -521,6 +559,7 @@ def _load_team(root: Path, name: str) -> tuple[Team, Located]:
     if not isinstance(data, dict):
         raise ConfigError([config_finding(display, "", "must be a mapping with keys name, namespace, quota, "
                                                        "claimTemplates, ...")])
+    data = _without(data, platform_only_keys(data))  # reported by the policy team-file-platform-keys
     problems = []
     if isinstance(data.get("name"), str) and data["name"] != name:
         problems.append(config_finding(display, "name", f"is {data['name']!r} but the file is for team {name!r}; "
@@ -575,7 +614,11 @@ def _undeclared_classes(team: Team, own: Located, hosting: TeamHosting | None, d
 
 
 def _apply_hosting(team: Team, hosting: TeamHosting | None) -> Team:
-    if hosting is None or hosting.quota is None:
+    if hosting is None:
+        return team
+    if hosting.admin:
+        team = team.model_copy(update={"admin": True})
+    if hosting.quota is None:
         return team
     override = hosting.quota
     quota = Quota.model_validate({

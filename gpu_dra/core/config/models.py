@@ -24,9 +24,10 @@ from pydantic import (
     model_validator,
 )
 from pydantic.alias_generators import to_camel
+from pydantic.json_schema import SkipJsonSchema
 from pydantic_core import CoreSchema, InitErrorDetails, PydanticCustomError
 
-from gpu_dra.core.dra.api import DNS_LABEL
+from gpu_dra.core.dra import metadata
 from gpu_dra.core.dra.quantity import QuantityError, parse_quantity
 from gpu_dra.core.facts import gates
 from gpu_dra.core.facts.eks import EXTENDED_PRICE_PER_HOUR, STANDARD_PRICE_PER_HOUR
@@ -35,15 +36,12 @@ from gpu_dra.core.facts.hardware import GPU_MODELS, INSTANCE_TYPES
 from gpu_dra.core.facts.nvidia import DEFAULT_CHART_VERSION, DRIVER_NAME
 
 SUPPORTED_KUBERNETES_VERSIONS = ("1.34", "1.35", "1.36")
+DESCRIPTION_ANNOTATION = "gpu-dra.io/description"  # where render puts a description
 
-_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$")
-_LABEL_KEY = re.compile(r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
-                        r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
-DNS_SUBDOMAIN = re.compile(r"^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 # resource.k8s.io FullyQualifiedName: a DNS subdomain of at most 63 characters, a slash, and a C identifier of at most
 # 32 (k8s.io/api resource/v1 types.go: QualifiedName, FullyQualifiedName).
-_QUALIFIED_NAME = re.compile(r"^(?=[^/]{1,63}/)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
-                             r"/[A-Za-z_][A-Za-z0-9_]{0,31}$")
+_QUALIFIED_NAME = re.compile(r"(?=[^/]{1,63}/)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
+                             r"/[A-Za-z_][A-Za-z0-9_]{0,31}")
 
 
 def field_error(field: str, message: str) -> PydanticCustomError:
@@ -59,19 +57,15 @@ def raise_field_errors(model: str, found: list[tuple[str, str]]) -> None:
             InitErrorDetails(type=field_error(field, message), loc=(), input=None) for field, message in found])
 
 
-def is_dns_label(value: str) -> bool:
-    return bool(DNS_LABEL.match(value))
-
-
 def _dns_label(value: str) -> str:
-    if not DNS_LABEL.match(value):
-        raise ValueError(f"{value!r} must be a DNS label: lowercase letters, digits and '-', at most 63 characters")
+    if problem := metadata.dns_label_problem(value):
+        raise ValueError(problem)
     return value
 
 
 def _dns_subdomain(value: str) -> str:
-    if not DNS_SUBDOMAIN.match(value):
-        raise ValueError(f"{value!r} must be a DNS subdomain: lowercase letters, digits, '-' and '.'")
+    if problem := metadata.dns_subdomain_problem(value):
+        raise ValueError(problem)
     return value
 
 
@@ -84,9 +78,17 @@ def _quantity(value: str) -> str:
 
 
 def _qualified_name(value: str) -> str:
-    if not _QUALIFIED_NAME.match(value):
+    if not _QUALIFIED_NAME.fullmatch(value):
         raise ValueError(f"{value!r} must be a domain and a name separated by a slash, "
                          "e.g. resource.kubernetes.io/pcieRoot or gpu.nvidia.com/productName")
+    return value
+
+
+def _description(value: str) -> str:
+    """Descriptions become the `gpu-dra.io/description` annotation of what they describe: within the API server's
+    annotation limit."""
+    if problems := metadata.annotation_problems({DESCRIPTION_ANNOTATION: value}):
+        raise ValueError(problems[0][1])
     return value
 
 
@@ -116,6 +118,7 @@ DnsLabel = Annotated[str, AfterValidator(_dns_label)]
 DnsSubdomain = Annotated[str, AfterValidator(_dns_subdomain)]
 Quantity = Annotated[str, AfterValidator(_quantity)]
 QualifiedName = Annotated[str, AfterValidator(_qualified_name)]
+Description = Annotated[str, AfterValidator(_description)]
 
 
 # Strict: YAML's `true` (or `yes`) is no count, a number is no name, bytes (`!!binary`) are no text. Numbers
@@ -280,7 +283,7 @@ class SystemNodeGroup(Model):
     @classmethod
     def _one_arch(cls, values: list[str]) -> list[str]:
         for value in values:
-            if not re.match(r"^[a-z][a-z0-9-]*\.[a-z0-9]+$", value):
+            if not re.fullmatch(r"[a-z][a-z0-9-]*\.[a-z0-9]+", value):
                 raise ValueError(f"{value!r} is not an EC2 instance type such as m7i.large")
         if len({bool(_GRAVITON.match(v)) for v in values}) > 1:
             raise ValueError("mixes Graviton (arm64) and x86_64 types; one AMI serves the group, so pick one")
@@ -323,10 +326,10 @@ class SupportType(Choice):
 
 
 def _kubernetes_version(text: str) -> str:
-    if re.match(r"^1\.\d+\.\d+$", text):
+    if re.fullmatch(r"1\.\d+\.\d+", text):
         raise ValueError(f"{text} is a patch version; give the minor version (\"{text.rsplit('.', 1)[0]}\"): the "
                          "patch level is the platform's (EKS picks it)")
-    match = re.match(r"^1\.(\d+)$", text)
+    match = re.fullmatch(r"1\.(\d+)", text)
     if not match:
         raise ValueError(f"{text!r} is not a Kubernetes minor version such as \"1.34\"")
     if int(match.group(1)) < 34:
@@ -385,9 +388,9 @@ class Cluster(Model):
         """`kubernetesVersion: 1.34` unquoted in YAML reads as a number: the only case where quoting helps."""
         if isinstance(value, float):
             text = repr(value)
-            if re.match(r"^1\.\d$", text):
+            if re.fullmatch(r"1\.\d", text):
                 raise ValueError(f"{value} is ambiguous as a number (1.40 reads as 1.4); quote it: \"1.NN\"")
-            if not re.match(r"^1\.\d+$", text):
+            if not re.fullmatch(r"1\.\d+", text):
                 raise ValueError(f"{value} is not a Kubernetes minor version such as \"1.34\" (quote it in YAML)")
             return text
         if isinstance(value, int) and not isinstance(value, bool):
@@ -415,7 +418,7 @@ class Cluster(Model):
         if platform is Platform.existing and value is not None:
             raise ValueError("only for platform eks; an existing cluster's network is its own")
         if value is not None and value.new_vpc and region:
-            outside = [z for z in value.new_vpc.availability_zones if not re.match(rf"^{re.escape(region)}[a-z]$", z)]
+            outside = [z for z in value.new_vpc.availability_zones if not re.fullmatch(rf"{re.escape(region)}[a-z]", z)]
             if outside:
                 raise field_error("newVpc.availabilityZones", f"{', '.join(map(repr, outside))} "
                                                               f"{'is' if len(outside) == 1 else 'are'} not a zone "
@@ -582,8 +585,8 @@ class NodePool(Model):
             if key.startswith(GPU_DRA_LABEL_PREFIX):
                 raise ValueError(f"{key}: {GPU_DRA_LABEL_PREFIX} labels are the ones you apply for gpu-dra (from "
                                  "allocationMode); select the pool by labels it already has")
-            if not _LABEL_KEY.match(key) or not _LABEL_VALUE.match(value):
-                raise ValueError(f"{key}: {value!r} is not a label key and value")
+            if problem := metadata.qualified_name_problem(key) or metadata.label_value_problem(key, value):
+                raise ValueError(problem)
         return values
 
     @model_validator(mode="after")
@@ -670,7 +673,7 @@ class DeviceClassConfig(Model):
     """A platform DeviceClass."""
 
     name: DnsSubdomain
-    description: str | None = None
+    description: Description | None = None
     match: Match | None = None
     selectors: list[str] = Field(default_factory=list, max_length=32, description="Raw CEL expressions")
     config: list[OpaqueConfig] = Field(default_factory=list, max_length=32)
@@ -795,7 +798,7 @@ class ClaimTemplate(Model):
     """A ResourceClaimTemplate: pods reference it, each pod gets its own claim."""
 
     name: DnsSubdomain
-    description: str | None = None
+    description: Description | None = None
     requests: list[Request] = Field(min_length=1, max_length=32)
     constraints: list[Constraint] = Field(default_factory=list, max_length=32)
     sharing: Sharing | None = None
@@ -842,15 +845,17 @@ class Namespace(Model):
     @field_validator("labels")
     @classmethod
     def _labels(cls, values: dict[str, str]) -> dict[str, str]:
-        if ADMIN_ACCESS_LABEL in values:
-            raise ValueError(f"{ADMIN_ACCESS_LABEL} is set by gpu-dra for teams with admin: true; remove it")
-        for key, value in values.items():
-            if not _LABEL_KEY.match(key):
-                raise ValueError(f"{key!r} is not a label key (optional DNS prefix and '/', then at most 63 "
-                                 "letters, digits, '-', '_' or '.')")
-            if not _LABEL_VALUE.match(value):
-                raise ValueError(f"{key}: {value!r} is not a label value (at most 63 letters, digits, '-', '_' "
-                                 "or '.', starting and ending alphanumeric)")
+        problems = metadata.label_problems(values)
+        if problems:
+            raise ValueError(problems[0][1])
+        return values
+
+    @field_validator("annotations")
+    @classmethod
+    def _annotations(cls, values: dict[str, str]) -> dict[str, str]:
+        problems = metadata.annotation_problems(values)
+        if problems:
+            raise ValueError(problems[0][1])
         return values
 
 
@@ -858,8 +863,9 @@ class Team(Model):
     """A team's own file, `stacks/teams/<team>.yaml`: its namespace, quota and claim templates."""
 
     name: DnsLabel
-    description: str | None = None
-    admin: bool = Field(default=False, description="May use adminAccess (namespace gets the admin-access label)")
+    description: Description | None = None
+    # Granted by the stack (gpu-dra:teams.<team>.admin), never by the team's file: see TeamHosting.admin.
+    admin: SkipJsonSchema[bool] = False
     namespace: Namespace = Namespace()
     quota: Quota = Quota()
     claim_templates: list[ClaimTemplate] = Field(default_factory=list)
@@ -880,13 +886,6 @@ class Team(Model):
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
             found.append(("claimTemplates", f"template names must be unique; repeated: {', '.join(dupes)}"))
-        if not self.admin:
-            for t, template in enumerate(self.claim_templates):
-                for r, request in enumerate(template.requests):
-                    if request.admin_access:
-                        found.append((f"claimTemplates.{t}.requests.{r}.adminAccess",
-                                      f"template {template.name} uses adminAccess; only teams with admin: true may "
-                                      "(ask the platform team)"))
         raise_field_errors("Team", found)
         return self
 
@@ -895,6 +894,11 @@ class TeamHosting(Model):
     """How a stack hosts a team: per-stack overrides of the team's own file."""
 
     quota: Quota | None = None
+    admin: bool = Field(
+        default=False,
+        description="Grants the team DRA admin access here: its namespace gets resource.kubernetes.io/admin-access="
+                    "\"true\" and its templates may use adminAccess. Only the platform's stack file decides this; "
+                    "a team file that sets admin fails the policy team-file-platform-keys")
 
 
 # --------------------------------------------------------------------------------------------- the stack

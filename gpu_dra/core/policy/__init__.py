@@ -8,7 +8,7 @@ Two kinds of rule, as CrossGuard runs them:
 - a **stack** rule needs several resources together (node groups with claims, namespaces with quotas): their outputs,
   after the preview or update (AnalyzeStack).
 
-Every rule returns `list[Finding]` (gpu_dra.core.findings), filled the same way by all 18:
+Every rule returns `list[Finding]` (gpu_dra.core.findings), filled the same way by all 19:
 - `rule` is the policy id (`Rule.name`); `severity` is `error` for a violation (whether it blocks, mandatory, or only
   warns, advisory, is the pack's and `gpu-dra check`'s business: `enforcement`) or `not-judged` for a check skipped
   because a value it needs is unknown in this preview;
@@ -33,6 +33,7 @@ from gpu_dra.core.policy.platform import (
     dra_group_has_capacity,
     extended_resource_unique,
     no_device_plugin_on_dra_nodes,
+    team_file_platform_keys,
     team_quota_required,
 )
 from gpu_dra.core.policy.resources import Context, Resource, context_from
@@ -82,7 +83,10 @@ RULES = (
          no_device_plugin_on_dra_nodes, True, everywhere=True),
     Rule("dra-driver-chart-pinned", "The DRA driver chart is pinned and configured for EKS nodes",
          dra_driver_chart_pinned, False),
-    Rule("admin-access-restricted", "adminAccess only in namespaces labelled for it", admin_access_restricted, True),
+    Rule("admin-access-restricted", "adminAccess only in the namespaces of teams the stack grants it",
+         admin_access_restricted, True, everywhere=True),
+    Rule("team-file-platform-keys", "A team file sets nothing only the platform may decide (admin access, reserved "
+                                    "namespace labels)", team_file_platform_keys, True, everywhere=True),
     Rule("team-quota-required", "Every team namespace with templates has a quota covering each class it uses, "
                                 "at least one claim's worth", team_quota_required, True),
     Rule("legacy-workloads-placed", "Every workload a team names that needs NVIDIA's device plugin has room on the "

@@ -123,21 +123,68 @@ def dra_driver_chart_pinned(resource: Resource, context: Context) -> list[Findin
 
 
 def admin_access_restricted(resources: list[Resource], context: Context) -> list[Finding]:
+    """Admin access is the platform's to grant, in the stack file (gpu-dra:teams.<team>.admin), which the pack
+    config carries as `adminNamespaces`: a namespace's label says only what was rendered, and a team could have
+    written it. A claim using adminAccess elsewhere, or a namespace labelled for it that the stack does not grant,
+    is a violation."""
     rule = "admin-access-restricted"
     namespaces = [r for r in resources if r.type == NAMESPACE_TYPE]
     objects = dra_objects(resources)
     out = unknown_objects(rule, namespaces + objects, "namespaces and claims")
-    admin = {str(r.metadata.get("name")) for r in namespaces
-             if isinstance(labels := r.metadata.get("labels"), Mapping) and labels.get(ADMIN_ACCESS_LABEL) == "true"}
+    granted = context.admin_namespaces
+    labelled = set()
+    for resource in namespaces:
+        labels = resource.metadata.get("labels")
+        name = resource.metadata.get("name")
+        if not (isinstance(labels, Mapping) and labels.get(ADMIN_ACCESS_LABEL) == "true"):
+            continue
+        labelled.add(name)
+        if granted is not None and name not in granted:
+            out.append(error(rule, f"namespace {name} is labelled {ADMIN_ACCESS_LABEL}=true, but the stack grants "
+                                   "no team admin access there", resource,
+                             format_path(("metadata", "labels", ADMIN_ACCESS_LABEL)),
+                             "only the stack file grants it: gpu-dra:teams.<team>.admin: true"))
     for resource in objects:
         claim = resource.dra_object
         namespace = resource.metadata.get("namespace")
-        if not isinstance(claim, ResourceClaim) or namespace in admin:
+        uses = [(request, choice) for request in claim.requests for choice in request.choices
+                if choice.admin_access] if isinstance(claim, ResourceClaim) else []
+        if not uses:
+            continue
+        if granted is None:
+            out.append(not_judged(rule, resource, "the namespaces the stack grants admin access (the pack config "
+                                                  "has no adminNamespaces: regenerate it with `gpu-dra check "
+                                                  "--pack-config`)"))
+            continue
+        if namespace not in granted:
+            why = f"the stack grants no admin access in namespace {namespace}"
+        elif namespace not in labelled:  # the API server refuses adminAccess there
+            why = f"namespace {namespace} lacks {ADMIN_ACCESS_LABEL}=true"
+        else:
             continue
         out += [error(rule, f"request {request.name}{'/' + choice.subrequest if choice.subrequest else ''} uses "
-                      f"adminAccess, but namespace {namespace} lacks {ADMIN_ACCESS_LABEL}=true (only admin teams get "
-                      "it)", resource, format_path((*choice.path, "adminAccess")))
-                for request in claim.requests for choice in request.choices if choice.admin_access]
+                      f"adminAccess, but {why}", resource, format_path((*choice.path, "adminAccess")),
+                      "remove adminAccess, or ask the platform team to grant it in the stack file: "
+                      "gpu-dra:teams.<team>.admin: true")
+                for request, choice in uses]
+    return out
+
+
+def team_file_platform_keys(resources: list[Resource], context: Context) -> list[Finding]:
+    """A team file that sets what only the platform decides (admin access, namespace labels under Kubernetes'
+    reserved prefixes): gpu-dra ignores the key, and the change fails, since CODEOWNERS lets a team approve its own
+    file and this gate is the only check."""
+    rule = "team-file-platform-keys"
+    out = []
+    for claim in context.platform_keys:
+        key, team = str(claim["key"]), str(claim.get("team") or "")
+        grant = (f"admin access is granted by the platform in the stack file, gpu-dra:teams.{team}.admin"
+                 if key == "admin" else "labels under kubernetes.io, k8s.io and gpu-dra.io are set by the platform "
+                                        "and by Kubernetes, not by a team")
+        found = error(rule, f"{claim.get('teamFile')} sets {key}: {grant}; gpu-dra ignores it", None, "",
+                      fix=f"remove {key} from the team file; ask the platform team if the team needs it")
+        line = claim.get("line")  # a float once the pack config has been a protobuf Struct, as in the engine
+        out.append(found.at(file=str(claim.get("teamFile") or ""), line=int(line) if line else None))
     return out
 
 

@@ -129,6 +129,11 @@ class Context:
     node_pools: list[Mapping[str, Any]] = field(default_factory=list)
     # The workloads the teams name that need the device plugin, as pack_config writes them (policy/migration.py).
     workloads: list[Mapping[str, Any]] = field(default_factory=list)
+    # The namespaces of the teams the stack grants admin access (gpu-dra:teams.<team>.admin); None when the pack
+    # config does not say.
+    admin_namespaces: frozenset[str] | None = None
+    # Keys only the platform may set, found in the hosted teams' files, as pack_config writes them.
+    platform_keys: list[Mapping[str, Any]] = field(default_factory=list)
 
     def pool_specs(self) -> list[GroupSpec]:
         return [GroupSpec(str(p["name"]), str(p.get("instanceType") or ""), int(p.get("maxNodes") or 0),
@@ -173,7 +178,10 @@ def context_from(config: Mapping[str, Any]) -> Context:
                    dict(config.get("chartValues") or {}),
                    {str(k): [str(e) for e in v] for k, v in classes.items()} if isinstance(classes, Mapping) else None,
                    today, [p for p in config.get("nodePools") or [] if isinstance(p, Mapping) and "name" in p],
-                   [w for w in config.get("legacyWorkloads") or [] if isinstance(w, Mapping) and "workload" in w])
+                   [w for w in config.get("legacyWorkloads") or [] if isinstance(w, Mapping) and "workload" in w],
+                   frozenset(str(n) for n in admin) if isinstance(admin := config.get("adminNamespaces"), list)
+                   else None,
+                   [k for k in config.get("platformKeys") or [] if isinstance(k, Mapping) and "key" in k])
 
 
 def error(rule: str, message: str, resource: Resource | None, path: str = "", fix: str | None = None,

@@ -10,6 +10,7 @@ from typing import Any
 
 from gpu_dra.core.config.models import (
     ADMIN_ACCESS_LABEL,
+    DESCRIPTION_ANNOTATION,
     AllocationCount,
     ClaimTemplate,
     DeviceChoice,
@@ -40,7 +41,7 @@ def _metadata(name: str, namespace: str | None = None, labels: dict[str, str] | 
     if namespace:
         meta["namespace"] = namespace
     if description:
-        meta["annotations"] = {"gpu-dra.io/description": description}
+        meta["annotations"] = {DESCRIPTION_ANNOTATION: description}
     return meta
 
 
