@@ -93,9 +93,9 @@ def case(id_: str, rule: str, change: Change, reported_on: str, path: str, **con
 
 
 CASES = [
-    case("an unbounded-cost quantity equality in a class", "dra-cel-compiles", lambda r: mutate(
+    case("an unbounded-cost quantity inequality in a class", "dra-cel-compiles", lambda r: mutate(
         r, CLASS, ("spec", "selectors"),
-        selectors(L40S_SELECTOR + " && device.capacity['gpu.nvidia.com'].memory == quantity('46068Mi')")), CLASS,
+        selectors(L40S_SELECTOR + " && device.capacity['gpu.nvidia.com'].memory != quantity('1Gi')")), CLASS,
          f"spec.{SELECTOR_AT}"),
     case("a request selector that does not parse, reported once", "dra-cel-compiles", lambda r: mutate(
         r, TEMPLATE, (*REQUEST, "selectors"), selectors("device.driver ==")), TEMPLATE, f"{REQUEST_AT}.{SELECTOR_AT}"),

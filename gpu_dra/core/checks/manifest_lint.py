@@ -231,8 +231,8 @@ def lint_object(obj: ManifestObject, target: Target) -> list[Finding]:
                 continue
             fix = None
             if error.kind == "cost":
-                fix = ("objects of unknown size (quantity, semver) compare at unbounded estimated cost: use "
-                       "q.compareTo(quantity('20Gi')) == 0; keep nested loops few (maps hold at most 32 entries)")
+                fix = ("`!=` between quantities or semvers has an unbounded estimated cost: use "
+                       "q.compareTo(quantity('20Gi')) != 0; keep nested loops few (maps hold at most 32 entries)")
             elif re.search(r"no matching overload for '_(>=|>|<=|<)_'.*kubernetes\.Quantity", error.message):
                 fix = "quantities have no comparison operators: q.compareTo(quantity('20Gi')) >= 0"
             findings.append(Finding("cel-compile", ERROR, f"the API server rejects this selector: {error.message}", fix,

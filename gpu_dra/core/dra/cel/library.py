@@ -209,7 +209,7 @@ _OVERLOADS: list[tuple[str, str, Any, list[Any], bool, Any]] = [
     # (function, overload id, return type, parameters (receiver first for members), member?, implementation)
     ("quantity", "string_to_quantity", QUANTITY, [T.STRING], False, _quantity),
     ("isQuantity", "is_quantity_string", T.BOOL, [T.STRING], False, _is_quantity),
-    ("sign", "quantity_sign", T.INT, [QUANTITY], True, lambda q: _compare(_value(q), Decimal(0))),
+    ("sign", "quantity_sign", T.INT, [QUANTITY], False, lambda q: _compare(_value(q), Decimal(0))),
     ("isGreaterThan", "quantity_is_greater_than", T.BOOL, [QUANTITY, QUANTITY], True,
      lambda a, b: _value(a) > _value(b)),
     ("isLessThan", "quantity_is_less_than", T.BOOL, [QUANTITY, QUANTITY], True, lambda a, b: _value(a) < _value(b)),
