@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from gpu_dra.core.config.loader import load_stack
 from gpu_dra.core.config.models import Environment, SupportType
@@ -528,3 +530,35 @@ def test_a_malformed_project_file_is_a_config_error(tmp_path: Path, text: str, l
     (problem,) = caught.value.findings
     assert (problem.file, problem.line) == (str(tmp_path / "Pulumi.yaml"), line)
     assert problem.message.startswith(message), problem
+
+
+def _many_templates(count: int) -> Any:
+    def change(team: dict[str, Any]) -> None:
+        first = team["claimTemplates"][0]
+        team["claimTemplates"] = [{**copy.deepcopy(first), "name": f"t{i}"} for i in range(count)]
+    return change
+
+
+def test_a_team_file_holds_at_most_100_claim_templates(project: Project) -> None:
+    """A team file with 6,000 templates made `gpu-dra check` run for minutes; 100 is far above a hand-written file."""
+    project.edit("stacks/teams/training.yaml", _many_templates(100))
+    load_stack(project.root, "prod")
+    project.edit("stacks/teams/training.yaml", _many_templates(101))
+    (problem,) = _problems_of(project, "prod")
+    assert (problem.file, problem.path) == ("stacks/teams/training.yaml", "claimTemplates")
+    assert "at most 100" in problem.message and _line_of(project, problem) == "claimTemplates:"
+
+
+def test_a_stack_holds_at_most_500_claim_templates(project: Project) -> None:
+    """Six teams of 100 and the others': within each file's limit, over the stack's."""
+    project.edit("stacks/teams/training.yaml", _many_templates(100))
+    for index in range(5):
+        team = yaml.safe_load((project.root / "stacks/teams/training.yaml").read_text())
+        team.update(name=f"team{index}", namespace={"name": f"team{index}"}, workloads=[])
+        (project.root / f"stacks/teams/team{index}.yaml").write_text(yaml.safe_dump(team, sort_keys=False))
+        project.edit_stack("prod", lambda config, index=index: config["gpu-dra:teams"].update({f"team{index}": {}}))
+    (problem,) = _problems_of(project, "prod")
+    assert (problem.file, problem.path) == ("stacks/Pulumi.prod.yaml", "gpu-dra:teams")
+    assert problem.message.startswith("the teams hosted hold 603 claim templates (training 100, inference 2, ops 1, "
+                                      "team0 100, ")
+    assert _line_of(project, problem) == "  gpu-dra:teams:"

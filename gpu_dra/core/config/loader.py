@@ -22,6 +22,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from gpu_dra.core.config import nvidia_driver
 from gpu_dra.core.config.models import (
     CONFIG_NAMESPACE,
+    MAX_TEMPLATES_PER_STACK,
     STRICT,
     AllocationMode,
     Cluster,
@@ -631,6 +632,13 @@ def _apply_hosting(team: Team, hosting: TeamHosting | None) -> Team:
 def _team_rules(parts: _Parts, teams: list[Team], team_lines: dict[str, Located], file: str,
                 located: Located) -> list[Finding]:
     problems = []
+    templates = sum(len(team.claim_templates) for team in teams)
+    if templates > MAX_TEMPLATES_PER_STACK:
+        counts = ", ".join(f"{team.name} {len(team.claim_templates)}" for team in teams)
+        problems.append(config_finding(file, f"{PREFIX}teams", f"the teams hosted hold {templates} claim templates "
+                                                              f"({counts}); a stack may hold at most "
+                                                              f"{MAX_TEMPLATES_PER_STACK}: host fewer teams here, or "
+                                                              "split them across stacks", _at(located, "teams")))
     if parts.has("device_classes"):
         declared = {c.name for c in parts.config.device_classes} | set(nvidia.CHART_DEVICE_CLASSES)
         for team in teams:

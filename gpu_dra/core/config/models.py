@@ -37,6 +37,11 @@ from gpu_dra.core.facts.nvidia import DEFAULT_CHART_VERSION, DRIVER_NAME
 
 SUPPORTED_KUBERNETES_VERSIONS = ("1.34", "1.35", "1.36")
 DESCRIPTION_ANNOTATION = "gpu-dra.io/description"  # where render puts a description
+# Claim templates a team file and a stack may hold: far above what a team writes by hand, and low enough that every
+# check of a stack (each template explained on the fleet, each one a resource of the program) ends within a minute
+# (docs/benchmarks.md). A team file with 6,000 made `gpu-dra check` run for minutes.
+MAX_TEMPLATES_PER_TEAM = 100
+MAX_TEMPLATES_PER_STACK = 500
 
 # resource.k8s.io FullyQualifiedName: a DNS subdomain of at most 63 characters, a slash, and a C identifier of at most
 # 32 (k8s.io/api resource/v1 types.go: QualifiedName, FullyQualifiedName).
@@ -868,7 +873,9 @@ class Team(Model):
     admin: SkipJsonSchema[bool] = False
     namespace: Namespace = Namespace()
     quota: Quota = Quota()
-    claim_templates: list[ClaimTemplate] = Field(default_factory=list)
+    claim_templates: list[ClaimTemplate] = Field(
+        default_factory=list, max_length=MAX_TEMPLATES_PER_TEAM,
+        description=f"At most {MAX_TEMPLATES_PER_TEAM}: each is a Kubernetes object every check explains on the fleet")
     workloads: list[RepositoryPath] = Field(
         default_factory=list,
         description="The team's GPU workload manifests (files or folders in the repository): the policy rule "
