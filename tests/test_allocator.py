@@ -287,3 +287,16 @@ def test_shares_consume_capacity_rounded_up_by_the_policy_and_existing_shares_co
     assert allocate_claims(ask[:1], [shared], node, CLASSES, other, features) is None  # 60Gi + 30Gi > 80Gi
     assert allocate_claims([gpus("ml/d")], [shared], node, CLASSES, other, features)
     assert allocate_claims([gpus("ml/d")], [shared], node, CLASSES, other, Features()) is None
+
+
+def test_p5_a_request_for_more_gpus_than_are_free_is_refused_before_the_search() -> None:
+    """6 of the p5's 8 GPUs with 3 held by other claims: upstream's search tries every order of the 5 free ones
+    first (326 steps); gpu-dra sees at its first step that only 5 can be taken. A clock that ticks once per step
+    stops the old search."""
+    ticks = iter(range(1, 1_000))
+    assert allocate_claims([gpus("ml/six", 6)], p5_slices(), P5_NODE, CLASSES, held(0, 1, 2), Features(),
+                           deadline=3, clock=lambda: next(ticks)) is None
+    ticks = iter(range(1, 1_000))
+    (five,) = allocate_claims([gpus("ml/five", 5)], p5_slices(), P5_NODE, CLASSES, held(0, 1, 2), Features(),
+                              deadline=10, clock=lambda: next(ticks)) or []
+    assert [d.device for d in five.devices] == [f"gpu-{i}" for i in range(3, 8)]

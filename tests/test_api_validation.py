@@ -80,6 +80,8 @@ TEMPLATE = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
      "'owner:' is not a qualified name"),
     (("spec", "spec", "devices", "requests", 0, "name"), "gpu\n", "spec.spec.devices.requests[0].name",
      "'gpu\\n' must be a DNS label"),
+    (("spec", "spec", "devices", "requests", 0, "exactly", "count"), 10**26,
+     "spec.spec.devices.requests[0].exactly.count", "must be at most 9223372036854775807 (an int64)"),
 ])
 def test_lint_refuses_what_the_api_server_refuses(capsys: pytest.CaptureFixture[str], tmp_path: Path,
                                                   path: tuple[Any, ...], value: Any, at: str, message: str) -> None:

@@ -253,9 +253,11 @@ def silent_server() -> Iterator[str]:
         connection.close()
 
 
-def _timed(*args: str) -> tuple[subprocess.CompletedProcess[str], float]:
+def _timed(*args: str, cwd: Path = ROOT) -> tuple[subprocess.CompletedProcess[str], float]:
+    """The CLI run from `cwd`: in the kubeconfig's folder, messages name it `kubeconfig` wherever the test runs (a
+    long path would be cut in the middle)."""
     start = time.monotonic()
-    result = subprocess.run([sys.executable, "-m", "gpu_dra.cli.main", *args], cwd=ROOT, capture_output=True,
+    result = subprocess.run([sys.executable, "-m", "gpu_dra.cli.main", *args], cwd=cwd, capture_output=True,
                             text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)})
     return result, time.monotonic() - start
 
@@ -302,13 +304,15 @@ def test_a_server_that_trickles_its_answer_times_out(tmp_path: Path) -> None:
 
 
 def test_a_credential_plugin_that_sleeps_is_bounded(silent_server: str, tmp_path: Path) -> None:
+    """The message cuts the command (the interpreter's path is as long as the checkout's): its end is asserted."""
     plugin = {"exec": {"apiVersion": "client.authentication.k8s.io/v1beta1", "command": sys.executable,
                        "args": ["-c", "import time; time.sleep(60)"]}}
-    kubeconfig = _kubeconfig(tmp_path / "kubeconfig", silent_server, plugin)
-    result, took = _timed("inventory", "--cluster", "--kubeconfig", str(kubeconfig), "--request-timeout", "1s")
+    _kubeconfig(tmp_path / "kubeconfig", silent_server, plugin)
+    result, took = _timed("inventory", "--cluster", "--kubeconfig", "kubeconfig", "--request-timeout", "1s",
+                          cwd=tmp_path)
     assert result.returncode == 2
-    assert f"kubeconfig {kubeconfig}: the credential plugin `{sys.executable} -c import time; time.sleep(60)` did " \
-           "not finish within 1s (--request-timeout)" in result.stderr
+    assert result.stderr.startswith("gpu-dra: kubeconfig kubeconfig: the credential plugin `"), result.stderr
+    assert "time.sleep(60)` did not finish within 1s (--request-timeout)" in result.stderr
     assert took < 15
 
 
@@ -316,10 +320,10 @@ def test_a_failing_credential_plugin_is_reported_not_sent_on_without_credentials
                                                                                  tmp_path: Path) -> None:
     plugin = {"exec": {"apiVersion": "client.authentication.k8s.io/v1beta1", "command": sys.executable,
                        "args": ["-c", "import sys; sys.exit('token expired: run aws sso login')"]}}
-    kubeconfig = _kubeconfig(tmp_path / "kubeconfig", silent_server, plugin)
-    result, _ = _timed("inventory", "--cluster", "--kubeconfig", str(kubeconfig))
+    _kubeconfig(tmp_path / "kubeconfig", silent_server, plugin)
+    result, _ = _timed("inventory", "--cluster", "--kubeconfig", "kubeconfig", cwd=tmp_path)
     assert result.returncode == 2
-    assert f"kubeconfig {kubeconfig}: exec: process returned 1. token expired: run aws sso login" in result.stderr
+    assert "kubeconfig kubeconfig: exec: process returned 1. token expired: run aws sso login" in result.stderr
 
 
 def test_request_timeout_is_checked() -> None:
@@ -336,11 +340,10 @@ def test_request_timeout_is_checked() -> None:
     "\udcff",  # not UTF-8
 ])
 def test_a_malformed_kubeconfig_is_bad_input_naming_the_file(tmp_path: Path, text: str) -> None:
-    kubeconfig = tmp_path / "kubeconfig"
-    kubeconfig.write_bytes(text.encode("utf-8", "surrogateescape"))
-    result, _ = _timed("inventory", "--cluster", "--kubeconfig", str(kubeconfig))
+    (tmp_path / "kubeconfig").write_bytes(text.encode("utf-8", "surrogateescape"))
+    result, _ = _timed("inventory", "--cluster", "--kubeconfig", "kubeconfig", cwd=tmp_path)
     assert result.returncode == 2, result.stderr
-    assert result.stderr.startswith(f"gpu-dra: kubeconfig {kubeconfig}: ") and "Traceback" not in result.stderr
+    assert result.stderr.startswith("gpu-dra: kubeconfig kubeconfig: ") and "Traceback" not in result.stderr
 
 
 def test_a_server_that_is_no_url_is_bad_input(tmp_path: Path) -> None:

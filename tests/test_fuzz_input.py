@@ -1,8 +1,10 @@
 """Mutation fuzzing of everything that reads a user's files: the repo's own stack, team, project and manifest files
 and a ResourceSlice dump, broken at random (bytes flipped, cut short, lines repeated, dropped or swapped, nesting,
 aliases, tags and odd scalars spliced in), are read by the functions the CLI runs. Each read succeeds or raises
-ConfigError or UsageError (exit 2) naming the file: never another exception (exit 3). Seeded, so a failure repeats;
-bounded, so it runs in seconds. Then a few runs of the CLI itself: exit 0, 1 or 2, never a traceback."""
+ConfigError or UsageError (exit 2) naming the file: never another exception (exit 3). Odd numbers are also aimed at
+the fields readers convert (a random line seldom is one), small YAML texts of nested flow collections are generated
+whole (keys that are lists or mappings), and scheduler log lines of repeated pieces are timed. Seeded, so a failure
+repeats; bounded, so it runs in seconds. Then a few runs of the CLI itself: exit 0, 1 or 2, never a traceback."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ import random
 import shutil
 import subprocess
 import sys
+import time
 import traceback
 from collections.abc import Callable
 from pathlib import Path
@@ -22,8 +25,10 @@ import pytest
 
 from gpu_dra.cli.common import UsageError, find_project_root, read_inputs
 from gpu_dra.cli.main import build_parser
+from gpu_dra.core.analysis import schedlogs
 from gpu_dra.core.config.loader import load_stack
 from gpu_dra.core.findings import ConfigError
+from gpu_dra.core.yamlsource import parse_documents
 
 from .conftest import ROOT, STACKS, Project
 
@@ -37,9 +42,16 @@ ODD_VALUES = [
     "!!binary aGk=", "!!int abc", "!!int ''", "!!float x", "!!bool maybe", "!!null x", "!!timestamp x", "!!str 1",
     "!!set {a: null}", "!!omap [{a: 1}]", "!custom x", "*undefined", "&a x", '"\\ud800"', '"\\U0001F600"',
     '"\\x1b[31mred"', "|\n  text", "'(x'", "[a]: b", "? [a]", "<<: {}", "{a: 1, a: 2}", "[" * 120 + "]" * 120,
+    "{[a: {}]}", "{[a]}", "{a: 1, [b]}", "[{[a]: 1}]", "{{a: b}}", "{[a]:b}",
 ]
 ODD_KEYS = ["a(b", "x[0]", "'k.e/y'", "1", "null", "true", "1.5", "2024-01-01", "? [a, b]", "<<", "GPU-DRA:x",
-            "gpu-dra:x", "nonamespace", "'\\t'", "!!binary aGk="]
+            "gpu-dra:x", "nonamespace", "'\\t'", "!!binary aGk=", "[a: {}]", "{a: b}"]
+# The fields readers turn into numbers or booleans (a slice's pool counts, typed attributes and capacities, a
+# request's count and tolerationSeconds, a Node's allocatable GPUs, a quota), and values no API object holds there.
+TYPED_FIELDS = ("resourceSliceCount", "generation", "int", "bool", "value", "count", "tolerationSeconds",
+                "nvidia.com/gpu", "count/resourceclaims.resource.k8s.io")
+ODD_NUMBERS = [".inf", "-.inf", ".nan", "1e999", "-1e999", "1e999999", "'1e999999'", "-1e999999", str(2**64),
+               str(-2**63 - 1), "1" + "0" * 5000, "-1", "0", "1.5", "true", "'5'", "0x1F", "[]", "{}", "~", "'.inf'"]
 
 
 def _mutated(rng: random.Random, text: str) -> tuple[str, bytes]:
@@ -99,7 +111,18 @@ def _ending(read: Callable[[], object], file: str) -> tuple[bool, str | None]:
     return False, None
 
 
-def _fuzz(runs: int, targets: list[Path], read: Callable[[Path], object]) -> list[str]:
+def _typed_mutation(rng: random.Random, text: str) -> tuple[str, bytes]:
+    """An odd number in place of one of the TYPED_FIELDS' values, named by the field."""
+    lines = text.split("\n")
+    fields = [i for i, line in enumerate(lines) if line.strip(" -").split(":")[0] in TYPED_FIELDS]
+    i = rng.choice(fields)
+    key = lines[i].split(":")[0]
+    lines[i] = f"{key}: {rng.choice(ODD_NUMBERS)}"
+    return key.strip(" -"), "\n".join(lines).encode()
+
+
+def _fuzz(runs: int, targets: list[Path], read: Callable[[Path], object],
+          mutation: Callable[[random.Random, str], tuple[str, bytes]] = _mutated) -> list[str]:
     """Mutate one of `targets` per run (restored after it), `read` it, and describe every unexpected ending; a fuzz
     whose mutations were all read, or all refused, tried nothing."""
     rng = random.Random(SEED)
@@ -108,7 +131,7 @@ def _fuzz(runs: int, targets: list[Path], read: Callable[[Path], object]) -> lis
     for run in range(runs):
         path = rng.choice(targets)
         original = path.read_bytes()
-        kind, mutated = _mutated(rng, original.decode())
+        kind, mutated = mutation(rng, original.decode())
         path.write_bytes(mutated)
         try:
             refused, problem = _ending(functools.partial(read, path), path.name)
@@ -165,6 +188,119 @@ def test_lint_survives_broken_manifests(manifests: list[Path]) -> None:
 @pytest.mark.parametrize("output", ["text", "json"])
 def test_inventory_survives_a_broken_dump(dump: Path, output: str) -> None:
     assert _fuzz(40, [dump], lambda path: _verb("inventory", "--format", output, str(path))) == []
+
+
+NODES = """apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Node
+  metadata:
+    name: ip-100-64-147-149.ec2.internal
+  status:
+    allocatable:
+      nvidia.com/gpu: 8
+    nodeInfo: {kubeletVersion: v1.34.2}
+- apiVersion: v1
+  kind: ResourceQuota
+  metadata: {name: gpu-dra-devices, namespace: ml-training}
+  spec:
+    hard:
+      count/resourceclaims.resource.k8s.io: 32
+"""
+
+
+@pytest.mark.parametrize("verb", ["inventory", "explain", "doctor"])
+def test_the_cluster_readers_survive_odd_numbers(tmp_path: Path, dump: Path, verb: str) -> None:
+    """`.inf` and the like where the readers convert: every run changes one such field of the dump, a claim or the
+    nodes (a random line of the dump seldom was one, and `.inf` as resourceSliceCount was exit 3)."""
+    claim = tmp_path / "claim.yaml"
+    claim.write_text((ROOT / "examples" / "claim-pair-same-pcie-root.yaml").read_text()
+                     .replace("{deviceClassName: gpu.nvidia.com, count: 2}",
+                              "\n          deviceClassName: gpu.nvidia.com\n          count: 2\n"
+                              "          tolerations: [{key: k, operator: Exists, effect: NoExecute,\n"
+                              "                         tolerationSeconds: 60}]"))
+    nodes = tmp_path / "nodes.yaml"
+    nodes.write_text(NODES)
+    argv = {"inventory": ("inventory", "--format", "json", str(dump)),
+            "explain": ("explain", str(dump), str(claim)),
+            "doctor": ("--project-dir", str(ROOT), "doctor", "--stack", "dev", str(dump), str(nodes))}[verb]
+    targets = {"inventory": [dump], "explain": [dump, claim], "doctor": [dump, nodes]}[verb]
+    assert _fuzz(60, targets, lambda path: _verb(*argv), _typed_mutation) == []
+
+
+def _flow_node(rng: random.Random, depth: int = 0) -> str:
+    """A small YAML flow node: scalars, sequences and mappings nested, keys of any of them, implicit nulls."""
+    if depth > 3 or rng.random() < 0.35:
+        return rng.choice(["a", "1", "''", "~", "{}", "[]", "&x a", "? a"])
+    entries = []
+    for _ in range(rng.randint(0, 3)):
+        key = _flow_node(rng, depth + 1)
+        entries.append(rng.choice([key, f"{key}: {_flow_node(rng, depth + 1)}", f"{key}:{_flow_node(rng, depth + 1)}"]))
+    opening, closing = rng.choice(["[]", "{}"])
+    return opening + rng.choice([", ", ",", ",\n "]).join(entries) + closing
+
+
+COLLECTION_KEY = "a key is a list or mapping"
+
+
+@pytest.mark.parametrize("lines", [True, False], ids=["lint", "dump"])
+def test_the_readers_survive_generated_flow_collections(lines: bool) -> None:
+    """Whole texts like the fuzzer's `{[a: {}]}` (yaml-rs made its key a tuple holding a dict: TypeError, exit 3),
+    read with lines and without; a key the line reader refuses as a list or mapping the dump reader refuses too."""
+    rng = random.Random(SEED)
+    failures = []
+    refused = 0
+    for run in range(3000):
+        text = rng.choice(["", "- ", "x: "]) + _flow_node(rng)
+        try:
+            parse_documents(text, "flow.yaml", lines=lines)
+        except ConfigError as error:
+            refused += 1
+            if any(finding.file != "flow.yaml" for finding in error.findings):
+                failures.append(f"run {run} {text!r}: {error}")
+            continue
+        except Exception as error:
+            failures.append(f"run {run} {text!r}: {type(error).__name__}: {error}")
+            continue
+        if not lines:
+            try:
+                parse_documents(text, "flow.yaml")
+            except ConfigError as error:
+                if COLLECTION_KEY in str(error):
+                    failures.append(f"run {run} {text!r}: read without lines, refused with them: {error}")
+    assert failures == [] and 0 < refused < 3000
+
+
+LOG_HEADERS = ['I1129 10:00:00.000000 1 dynamicresources.go:123] "pod unschedulable" plugin="DynamicResources" ',
+               "I1129 10:00:00.000000 1 dynamicresources.go:123] Pod unschedulable ",
+               'E1129 10:00:00.000000 1 schedule_one.go:1] "claim" err="',
+               'I1129 10:00:00.000000 1 runtime.go:1] "Observed a panic: ',
+               "dynamicresources.go:542: I1106 16:40:23.108330] scheduler: ",
+               "2022-11-10T20:30:18.670662874Z stderr F I1129 10:00:00.000000 1 allocator.go:1] ",
+               "EVENTS\t1\t2\tkube-scheduler-a\tI1129 10:00:00.000000 1 allocator.go:1] ",
+               '{"msg": "claim", "caller": "allocator.go:1", "pod": "', "claim ", ""]
+LOG_PIECES = ["a", ".", "=", '"', "\\", " ", "(", ")", "pod=", "ResourceClaim ", "claim ", "x/", ":", "] ", "I1129 ",
+              "10:00:00.0 ", "a.go:1", "\t", "{", "}", ",", "laim", "<", "\u00e9", "-", "/"]
+LONG_LINE = 40_000  # characters: the 13 s line of the issue
+LINE_BOUND = 2.0  # seconds for one such line: read in linear time it takes milliseconds
+
+
+def test_the_log_parser_reads_long_lines_in_linear_time() -> None:
+    """A line of a repeated piece of text (a word, quotes, backslashes, `key=`, `pod=`...) after each header: every
+    piece alone, then random runs of them. The key=value pattern was tried from every character of a word, and a
+    40,000-character word took 13 s."""
+    rng = random.Random(SEED)
+    shapes = [(header, piece) for header in LOG_HEADERS for piece in LOG_PIECES]
+    shapes += [(rng.choice(LOG_HEADERS), "".join(rng.choices(LOG_PIECES, k=rng.randint(2, 4)))) for _ in range(200)]
+    slow = []
+    for header, piece in shapes:
+        line = header + piece * (LONG_LINE // len(piece)) + rng.choice(["", ' pod="ml/a"', '"'])
+        start = time.perf_counter()
+        schedlogs.scan(io.BytesIO(line.encode() + b"\n"))
+        if time.perf_counter() - start > LINE_BOUND:
+            slow.append(f"{time.perf_counter() - start:.1f} s: {line[:120]!r}")
+    assert slow == []
 
 
 # --------------------------------------------------------------------------------------------- the CLI itself

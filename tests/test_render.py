@@ -100,10 +100,10 @@ def test_a_folder_written_before_the_record_existed_is_adopted(tmp_path: Path) -
 def test_two_objects_for_one_file_stop_the_run(tmp_path: Path) -> None:
     import pytest
 
-    from gpu_dra.cli.manifest_files import OutputError, write_manifests
+    from gpu_dra.cli.manifest_files import FolderError, write_manifests
 
     same = [{"apiVersion": f"{group}/v1", "kind": "Thing", "metadata": {"name": "x", "namespace": "n"}, "spec": {}}
             for group in ("a.example.com", "b.example.com")]
-    with pytest.raises(OutputError, match="two objects would be written to n/thing-x.yaml"):
+    with pytest.raises(FolderError, match="two objects would be written to n/thing-x.yaml"):
         write_manifests(same, tmp_path / "out")
     assert not (tmp_path / "out").exists()

@@ -135,6 +135,34 @@ def test_odd_values_are_refused_at_their_line(text: str, message: str, lines: bo
 
 
 @BOTH_PATHS
+@pytest.mark.parametrize("text,line", [
+    ("{[a: {}]}", 1),  # the fuzzer's: yaml-rs made the key a tuple holding a dict (TypeError, exit 3)
+    ("items:\n- {a: 1, [b]}\n", 2),  # the others yaml-rs read as tuple and frozenset keys
+    ("x: {[a]:b}\n", 1),
+    ("{{a: b}}", 1),
+    ("{ # c\n  [a]}", 2),
+])
+def test_a_flow_collection_as_a_key_is_refused_at_its_line(text: str, line: int, lines: bool) -> None:
+    finding = refused(text, lines)
+    assert (finding.line, finding.message) == (line, "a key is a list or mapping; keys are text")
+
+
+@BOTH_PATHS
+@pytest.mark.parametrize("text", ["a: 1" + "0" * 5000, "a: 0x" + "f" * 5000, "{\"a\": " + "9" * 5000 + "}"])
+def test_a_number_of_thousands_of_digits_is_refused_at_its_line(text: str, lines: bool) -> None:
+    """Read, it could not be printed (Python prints no int of more than 4,300 digits; 0x plus 5,000 digits has
+    6,000), and yaml-rs takes seconds per million digits."""
+    finding = refused(text, lines)
+    assert finding.line == 1 and "characters, which nothing gpu-dra reads holds" in finding.message, finding
+
+
+def test_json_in_a_dump_is_no_collection_key() -> None:
+    """A kubectl annotation holds JSON (`[{...},{...}]`, `}}`), which looks like flow keys: the dump is read."""
+    text = 'metadata:\n  annotations:\n    applied: |\n      {"a":[{"b":{}},{"c":[1]}]}\n'
+    assert parse_documents(text, "t.yaml", lines=False)[0].data == parse_documents(text, "t.yaml")[0].data
+
+
+@BOTH_PATHS
 def test_timestamps_stay_the_text_written(lines: bool) -> None:
     """As yaml-rs and the Pulumi engine leave them; `2024-02-30` made PyYAML's date() fail (exit 3)."""
     (document,) = parse_documents("a: 2024-02-30\nb: 2024-01-01T10:00:00Z\nc: !!timestamp x\n", "t.yaml", lines=lines)

@@ -1,23 +1,24 @@
 """What every verb shares: exit codes, the usage error, finding the project, running the program offline, what the
-CLI prints (escaped, long values cut) and how Ctrl-C ends a run."""
+CLI prints (escaped, long values cut) and how Ctrl-C and SIGTERM end a run."""
 
 from __future__ import annotations
 
 import argparse
 import atexit
 import contextlib
+import io
 import json
 import os
 import re
 import signal
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NoReturn, TextIO, cast
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
-EXIT_INTERRUPTED = 130
+EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143  # Ctrl-C (SIGINT), SIGTERM
 
 
 class UsageError(Exception):
@@ -51,14 +52,47 @@ def message_text(text: str, limit: int = 1000) -> str:
     return "\n".join(cut(line, limit) for line in text.splitlines())
 
 
-class _Printable:
-    """A text stream whose writes go through `printable`; everything else is the stream's."""
+class OutputError(Exception):
+    """What gpu-dra prints cannot be written (a full disk, /dev/full, stdout closed with `>&-`): exit 2, said in one
+    line. A reader that went away (BrokenPipeError: `| head`) is none: it wants no more, and the run ends quietly."""
 
-    def __init__(self, stream: TextIO):
-        self.stream = stream
+
+class _Closed(io.TextIOBase):
+    """A standard stream closed before the start (`>&-`), which Python leaves None: writing to it fails."""
+
+    def __init__(self, label: str):
+        self.label = label
 
     def write(self, text: str) -> int:
-        return self.stream.write(printable(text))
+        raise OutputError(f"cannot write to {self.label}: it is closed")
+
+
+class _Printable:
+    """A text stream whose writes go through `printable`, and whose failed writes are OutputErrors; everything else
+    is the stream's."""
+
+    def __init__(self, stream: TextIO, label: str):
+        self.stream = stream
+        self.label = label
+
+    def write(self, text: str) -> int:
+        try:
+            return self.stream.write(printable(text))
+        except BrokenPipeError:
+            raise
+        except OSError as error:
+            raise self._failed(error) from None
+
+    def flush(self) -> None:
+        try:
+            self.stream.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as error:
+            raise self._failed(error) from None
+
+    def _failed(self, error: OSError) -> OutputError:
+        return OutputError(f"cannot write to {self.label}: {error.strerror or error}")
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.stream, name)
@@ -66,9 +100,15 @@ class _Printable:
 
 @contextlib.contextmanager
 def printable_output() -> Iterator[None]:
-    """Whatever a verb prints (log content, names and values from inputs) reaches the terminal escaped."""
+    """Whatever a verb prints (log content, names and values from inputs) reaches the terminal escaped. A standard
+    stream closed before the start stays one that fails each write, also after the block (exit handlers flush it)."""
+    if sys.stdout is None:
+        sys.stdout = cast(TextIO, _Closed("standard output"))
+    if sys.stderr is None:
+        sys.stderr = cast(TextIO, _Closed("standard error"))
     streams = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = (cast(TextIO, _Printable(stream)) for stream in streams)
+    sys.stdout, sys.stderr = (cast(TextIO, _Printable(stream, label))
+                              for stream, label in zip(streams, ("standard output", "standard error"), strict=True))
     try:
         yield
     finally:
@@ -79,55 +119,80 @@ def printable_output() -> Iterator[None]:
 
 
 class _Interrupts:
-    """Ctrl-C's state in this process."""
+    """Ctrl-C's and SIGTERM's state in this process."""
 
     held = 0  # open `uninterrupted()` blocks
-    pending = False  # Ctrl-C came inside one
+    pending: int | None = None  # the exit code of a signal that came inside one
     ending = False
+    pid = 0  # the process that set the handlers: a child forked from it inherits them
 
 
 _interrupts = _Interrupts()
+# The shell's convention, 128 + the signal's number.
+_EXIT_ON = {signal.SIGINT: EXIT_INTERRUPTED, signal.SIGTERM: EXIT_TERMINATED}
 
 
 def end_process(code: int) -> NoReturn:
     """End now with `code`: flush what was printed and run the exit handlers (the kubernetes client removes its
-    temporary credential files), without waiting for other threads or tearing modules down. An interrupted Pulumi
-    program can leave its event loop waiting on executor threads forever, and tearing down the Pulumi SDKs takes half
-    a second in which a Ctrl-C would kill the process by the signal instead of exit 130."""
+    temporary credential files, multiprocessing stops its pools' workers), without waiting for other threads or
+    tearing modules down. An interrupted Pulumi program can leave its event loop waiting on executor threads forever,
+    and tearing down the Pulumi SDKs takes half a second in which a Ctrl-C would kill the process by the signal
+    instead of exit 130."""
     if not _interrupts.ending:
         _interrupts.ending = True
         for stream in (sys.stdout, sys.stderr):
-            with contextlib.suppress(OSError, ValueError):  # the reader went away: nothing more to say
+            # OSError, ValueError: the reader went away, nothing more to say; RuntimeError: the signal came while
+            # the stream was being written (a reentrant call)
+            with contextlib.suppress(OSError, ValueError, RuntimeError):
                 stream.flush()
         atexit._run_exitfuncs()
     os._exit(code)
 
 
 def _on_interrupt(signum: int, frame: Any) -> None:
+    code = _EXIT_ON[signal.Signals(signum)]
+    if os.getpid() != _interrupts.pid:  # a forked child (a pool's worker): the parent's exit handlers are not its own
+        os._exit(code)
     if _interrupts.held:
-        _interrupts.pending = True
+        _interrupts.pending = _interrupts.pending or code
     else:
-        end_process(EXIT_INTERRUPTED)
+        end_process(code)
 
 
 def end_on_interrupt() -> None:
-    """Ctrl-C ends the run at once with exit 130, wherever it comes: a KeyboardInterrupt raised into a half-done
-    import or inside the Pulumi runtime (which catches it and waits for its RPCs) would turn into another error, a
-    hang or a lost interrupt. Only the main thread can set a signal handler; elsewhere Python's default stays."""
+    """Ctrl-C (exit 130) and SIGTERM (exit 143: `kill`, `timeout`, a CI job cancelled, a container stopped) end the
+    run at once, wherever they come, through `end_process`: a KeyboardInterrupt raised into a half-done import or
+    inside the Pulumi runtime (which catches it and waits for its RPCs) would turn into another error, a hang or a
+    lost interrupt, and SIGTERM's default would skip the exit handlers. Only the main thread can set a signal
+    handler; elsewhere Python's defaults stay."""
     if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGINT, _on_interrupt)
+        _interrupts.pid = os.getpid()
+        for signum in _EXIT_ON:
+            signal.signal(signum, _on_interrupt)
+
+
+@contextlib.contextmanager
+def ended_on_exit(cleanup: Callable[[], object]) -> Iterator[None]:
+    """`cleanup` (a child process's kill) runs also when a signal ends the run inside the block: `end_process` runs
+    the exit handlers, not `finally` blocks."""
+    atexit.register(cleanup)
+    try:
+        yield
+    finally:
+        atexit.unregister(cleanup)
 
 
 @contextlib.contextmanager
 def uninterrupted() -> Iterator[None]:
-    """A Ctrl-C inside the block ends the run when the block is done: files are written whole or not at all."""
+    """A Ctrl-C or SIGTERM inside the block ends the run when the block is done: files are written whole or not at
+    all."""
     _interrupts.held += 1
     try:
         yield
     finally:
         _interrupts.held -= 1
-        if not _interrupts.held and _interrupts.pending:
-            end_process(EXIT_INTERRUPTED)
+        if not _interrupts.held and _interrupts.pending is not None:
+            end_process(_interrupts.pending)
 
 
 # --------------------------------------------------------------------------------------------- arguments
@@ -204,13 +269,19 @@ def shown(path: Path, root: Path) -> str:
 def read_inputs(paths: list[str], lines: bool = True) -> list[tuple[str, list[Any]]]:
     """(display name, parsed documents) per path; `-` is stdin. Unreadable or malformed input: exit 2.
     `lines=False` for dumps no finding points into (fleet-sized ResourceSlice lists parse 8 times faster)."""
-    from gpu_dra.core.yamlsource import parse_documents
+    from gpu_dra.core.yamlsource import parse_documents, read_text
 
     inputs = []
     for path in paths:
         name = "<stdin>" if path == "-" else path
         try:
-            text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+            if path != "-":
+                with open(path, encoding="utf-8") as stream:
+                    text = read_text(stream, name)
+            elif sys.stdin is None:  # `<&-`: Python starts without it
+                raise UsageError("<stdin>: standard input is closed; pipe the input in, or name a file")
+            else:
+                text = read_text(sys.stdin, name)
         except (OSError, UnicodeDecodeError) as error:
             raise UsageError(f"{cut(name)}: cannot read: {getattr(error, 'strerror', None) or error}") from None
         inputs.append((name, parse_documents(text, name, lines=lines)))
@@ -260,7 +331,8 @@ def cluster_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--request-timeout", type=request_timeout, default=DEFAULT_REQUEST_TIMEOUT,
                         metavar="DURATION",
                         help=f"for --cluster: how long one API request, or the kubeconfig's credential plugin, may "
-                             f"take, as kubectl's: 30s, 2m; 0 waits forever (default {DEFAULT_REQUEST_TIMEOUT:g}s)")
+                             f"take, as kubectl's: 30s, 2m; 0 waits forever (default {DEFAULT_REQUEST_TIMEOUT:g}s). "
+                             "The whole read may take 20 times as long")
 
 
 def read_live_cluster(args: argparse.Namespace, reads: Any = None) -> Any:

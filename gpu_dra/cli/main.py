@@ -1,18 +1,22 @@
 """`gpu-dra`: one verb per user task, one module per verb (`gpu_dra/cli/commands/<verb>.py`), exit codes in
-`gpu_dra.cli.common`: 0 ok, 1 findings, 2 bad input, 3 a bug in gpu-dra, 130 interrupted.
+`gpu_dra.cli.common`: 0 ok, 1 findings, 2 bad input, 3 a bug in gpu-dra, 130 interrupted (Ctrl-C, SIGINT), 143
+terminated (SIGTERM). Both signals end a run at once, except that files being written are finished first; the exit
+handlers run (temporary files removed, worker processes stopped), so a signal leaves no half-written output folder,
+no temporary credential file and no orphaned process.
 
 Every verb imports what it needs when it runs: `--help` and the light verbs never pay for pydantic or Pulumi.
 """
 
 from __future__ import annotations
 
-import os
-import signal
+from gpu_dra.cli import end_at_once_on_signals
 
 if __name__ == "__main__":  # `python -m gpu_dra.cli.main`: what gpu_dra.cli.run does for the installed command
-    signal.signal(signal.SIGINT, lambda signum, frame: os._exit(130))
+    end_at_once_on_signals()
 
 import argparse  # noqa: E402
+import contextlib  # noqa: E402
+import os  # noqa: E402
 import sys  # noqa: E402
 import traceback  # noqa: E402
 from typing import NoReturn  # noqa: E402
@@ -37,6 +41,7 @@ from gpu_dra.cli.common import (  # noqa: E402
     EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_USAGE,
+    OutputError,
     UsageError,
     check_stack_name,
     cut,
@@ -57,6 +62,12 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         super().error(cut(message, 300))
 
+    def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
+        """What argparse printed (--help, --version) is written out before it exits: a write that fails is an
+        OutputError, not an exit 0 with the text lost."""
+        sys.stdout.flush()
+        super().exit(status, message)
+
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="gpu-dra", description="GPU scheduling on EKS with Kubernetes DRA.")
@@ -70,7 +81,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _report(message: str) -> None:
-    print(message_text(message), file=sys.stderr)
+    with contextlib.suppress(OutputError, OSError):  # stderr cannot be written either: the exit code says it
+        print(message_text(message), file=sys.stderr)
 
 
 def execute(argv: list[str] | None = None) -> int:
@@ -81,7 +93,9 @@ def execute(argv: list[str] | None = None) -> int:
             # Every verb's --stack names a file: check it once here, before any path is built from it.
             if isinstance(getattr(args, "stack", None), str):
                 check_stack_name(args.stack)
-            return int(args.func(args))
+            code = int(args.func(args))
+            sys.stdout.flush()  # a write that fails now is an OutputError here, not lost at exit
+            return code
         except KeyboardInterrupt:  # first: whatever else it interrupted, the user asked to stop
             return EXIT_INTERRUPTED
         except ConfigError as error:
@@ -93,6 +107,9 @@ def execute(argv: list[str] | None = None) -> int:
         except BrokenPipeError:  # the reader (head, less) went away: nothing left to say
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             return EXIT_OK
+        except OutputError as error:  # a full disk, /dev/full, a closed stdout
+            _report(f"gpu-dra: {error}")
+            return EXIT_USAGE
         except Exception as error:  # a bug in gpu-dra, not a user mistake
             if args.debug:
                 traceback.print_exc()
@@ -102,13 +119,16 @@ def execute(argv: list[str] | None = None) -> int:
 
 
 def main(argv: list[str] | None = None) -> NoReturn:
-    """The `gpu-dra` command: Ctrl-C ends it at once with exit 130, and it ends without waiting for Pulumi's threads
-    (`common.end_process`)."""
+    """The `gpu-dra` command: Ctrl-C ends it at once with exit 130, SIGTERM with 143, and it ends without waiting
+    for Pulumi's threads (`common.end_process`)."""
     end_on_interrupt()
     try:
         code = execute(argv)
     except SystemExit as exit:  # argparse: --help, --version, a usage error (already printed)
         code = exit.code if isinstance(exit.code, int) else EXIT_USAGE if exit.code else EXIT_OK
+    except OutputError as error:  # argparse's --help or --version could not be written
+        _report(f"gpu-dra: {error}")
+        code = EXIT_USAGE
     end_process(code)
 
 

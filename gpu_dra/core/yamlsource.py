@@ -8,8 +8,9 @@ table: JSON goes to the C JSON parser, YAML to yaml-rs (Rust, YAML 1.2, which is
 parsed: the parse allocates millions of objects that all stay alive, and collections during it only cost time.
 
 Team files are untrusted input to the PR gate, so a text is refused (a ConfigError naming the file, line and key)
-when it repeats a mapping key (the last one would win silently), nests deeper than MAX_DEPTH, or has aliases that
-repeat more than MAX_ALIAS_NODES nodes: a few lines of nested aliases otherwise stand for billions of nodes.
+when it repeats a mapping key (the last one would win silently), has a key that is a list or mapping (read with
+lines or without), nests deeper than MAX_DEPTH, or has aliases that repeat more than MAX_ALIAS_NODES nodes: a few
+lines of nested aliases otherwise stand for billions of nodes.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import yaml
 import yaml_rs
@@ -103,6 +104,9 @@ _NOT_READ = {_TAG + name for name in ("binary", "set", "omap", "pairs")}
 # Numbers and booleans, constructed while their path is known: PyYAML's constructor fails with a Python error on an
 # explicit tag's malformed value (`!!int abc`).
 _CONVERTED = {_TAG + name for name in ("int", "float", "bool")}
+# Numbers gpu-dra reads fit an int64 (19 digits). One of thousands of digits is refused: Python prints no int of more
+# than 4,300 digits (a message or report echoing it failed), and yaml-rs takes seconds per million digits.
+MAX_NUMBER_CHARACTERS = 2000
 
 
 def _value(loader: _Loader, node: yaml.Node, loc: Loc, display: str) -> None:
@@ -112,6 +116,9 @@ def _value(loader: _Loader, node: yaml.Node, loc: Loc, display: str) -> None:
     if node.tag in _NOT_READ:
         raise _refused(display, node.start_mark.line + 1, loc, f"{tag} values are not read: write text, numbers, "
                                                                 "true/false, lists and mappings")
+    if node.tag == _TAG + "int" and len(node.value) > MAX_NUMBER_CHARACTERS:
+        raise _refused(display, node.start_mark.line + 1, loc, f"a number of {len(node.value):,} characters, which "
+                                                                "nothing gpu-dra reads holds; quote it if it is text")
     if node.tag in _CONVERTED:
         try:
             loader.construct_object(node)
@@ -222,7 +229,10 @@ def _yaml_error(error: yaml.YAMLError, display: str) -> ConfigError:
 # yaml-rs reads what kubectl writes, fast. What kubectl never writes it reads differently from PyYAML's path or
 # without bound: aliases (expanded without the cycle check and count), tags (`!!set` as a set), complex keys (as
 # tuples) and deep block nesting (it recurses per level and overflows the stack at about 10,000). A text that has
-# or seems to have any of these is read by PyYAML's path instead, whose parser is not recursive.
+# or seems to have any of these, or a number too long to read (MAX_NUMBER_CHARACTERS), is read by PyYAML's path
+# instead, whose parser is not recursive. A flow mapping's key that is a collection (`{[a], b: c}`, `{a: 1, {b: c}}`)
+# cannot be told from a flow sequence's items by a pattern, and JSON in annotations (`[{...},{...}]`) looks like one:
+# yaml-rs reads such a text, and its data is searched for a key it made a tuple or frozenset of (_collection_key).
 _ODD_CHARACTERS = "*!?]}\r\x85\u2028\u2029"  # without any of them (a plain dump), _ODD cannot match
 _ODD = re.compile(r"[*!](?<![^\s\[{,:?\-\ufeff][*!])"  # an alias or a tag: `*` or `!` starting a token
                   r"|\?(?<![^\s\[{,\-\ufeff]\?)(?!\S)"  # an explicit key
@@ -234,8 +244,36 @@ _DEEP_LINE = re.compile(rf"[ \t?:-]{{{MAX_DEPTH}}}")
 _DEEP_LINE_AFTER = re.compile(rf"\n[ \t?:-]{{{MAX_DEPTH}}}")
 
 
+# Where a key may be a flow collection: one ends and is followed by what follows a key (`:`, or `,` or `}` when its
+# value is null), maybe after a comment.
+_MAYBE_COLLECTION_KEY = re.compile(r"[\]}]\s*+[:,}#]")
+
+
+def _collection_key(data: Any) -> bool:
+    """Whether a mapping in `data` has a key that yaml-rs made of a collection (a tuple or frozenset)."""
+    pending = [data]
+    while pending:
+        value = pending.pop()
+        if type(value) is dict:
+            if any(type(key) is tuple or type(key) is frozenset for key in value):
+                return True
+            pending.extend(value.values())
+        elif type(value) is list:
+            pending.extend(value)
+    return False
+
+
+# Every run of letters and digits longer than MAX_NUMBER_CHARACTERS holds a whole block of _RUN of them at a multiple
+# of _RUN: a few thousand slices checked at C speed find each possible long number.
+_RUN = MAX_NUMBER_CHARACTERS // 2 + 1
+
+
+def _long_run(text: str) -> bool:
+    return any(text[start:start + _RUN].isalnum() for start in range(0, len(text), _RUN))
+
+
 def _kubectl_like(text: str) -> bool:
-    if _DEEP_LINE.match(text) or _DEEP_LINE_AFTER.search(text):
+    if _DEEP_LINE.match(text) or _DEEP_LINE_AFTER.search(text) or _long_run(text):
         return False
     return not (any(c in text for c in _ODD_CHARACTERS) and _ODD.search(text))
 
@@ -280,6 +318,10 @@ def _dump_documents(text: str, display: str) -> list[Located]:
         first = message.splitlines()[0] if message else "cannot be parsed"
         line = _YAML_RS_LINE.search(first)
         raise ConfigError([_unreadable(display, f"not valid YAML: {first}", int(line[1]) if line else None)]) from None
+    except TypeError:  # `{[a: {}]}`: a collection key holding a mapping, unhashable as a tuple
+        return _with_lines(text, display)  # which refuses a collection key at its line
+    if ("]" in text or "}" in text) and _MAYBE_COLLECTION_KEY.search(text) and _collection_key(data):
+        return _with_lines(text, display)
     # yaml-rs returns one document as itself and several as a list of them: only a separator tells which.
     documents = data if isinstance(data, list) and _SEPARATOR.search(text, _first_content(text)) else [data]
     return [Located(document, {}) for document in documents]
@@ -320,10 +362,31 @@ def parse_documents(text: str, display: str, *, lines: bool = True) -> list[Loca
         return _with_lines(text, display) if lines else _dump_documents(text, display)
 
 
+# Inputs longer than this are refused, not read whole: a 5,000-node fleet's `kubectl get resourceslices -o json` is
+# about 90 MB, and an endless input (/dev/zero, `yes |`, a team file linked to a device) would fill the memory.
+MAX_INPUT_CHARACTERS = 256 << 20
+_READ_CHARACTERS = 1 << 20
+
+
+def read_text(stream: TextIO, display: str) -> str:
+    """All the text of `stream`; a ConfigError naming `display` past MAX_INPUT_CHARACTERS."""
+    pieces: list[str] = []
+    size = 0
+    while piece := stream.read(_READ_CHARACTERS):
+        size += len(piece)
+        if size > MAX_INPUT_CHARACTERS:
+            raise ConfigError([_unreadable(display, f"is longer than {MAX_INPUT_CHARACTERS >> 20} Mi characters, "
+                                                    "more than any file or dump gpu-dra reads (an endless stream or "
+                                                    "device?); give the file itself, or split it")])
+        pieces.append(piece)
+    return "".join(pieces)
+
+
 def read_yaml(path: Path, display: str) -> Located:
     """Parse one YAML document; unreadable or malformed files become a ConfigError naming the file and line."""
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open(encoding="utf-8") as stream:
+            text = read_text(stream, display)
     except OSError as exc:
         raise ConfigError([_unreadable(display, f"cannot read: {exc.strerror}")]) from None
     except UnicodeDecodeError:

@@ -200,12 +200,20 @@ def _print_binding(allocations: Any, with_claim: bool) -> None:
     print(f"  {BINDING_NOT_SIMULATED}")
 
 
+def _not_allocatable(report: Any) -> str:
+    """The heading of a claim or pod no node was found for: NOT DECIDED where a search was stopped before it could
+    tell (the scheduler's filter timeout), else NOT allocatable."""
+    if report.timed_out and report.reason.startswith("not decided: "):
+        return f"NOT DECIDED: {report.reason.removeprefix('not decided: ')}"
+    return f"NOT allocatable: {report.reason}"
+
+
 def _print_report(report: Any, verbose: bool) -> None:
     if report.allocatable:
         nodes = ", ".join(report.nodes[:5]) + (f", ... ({len(report.nodes)} in all)" if len(report.nodes) > 5 else "")
         print(f"claim {report.claim}: allocatable on {len(report.nodes)} node(s): {nodes}")
     else:
-        print(f"claim {report.claim}: NOT allocatable: {report.reason}")
+        print(f"claim {report.claim}: {_not_allocatable(report)}")
     for request in report.requests:
         print(f"  request {request.name}: {len(request.matching)} device(s) match")
         for reason, devices in sorted(request.rejected.items(), key=lambda item: -len(item[1])):
@@ -240,7 +248,7 @@ def _print_pod(report: Any, verdict: Any = None, advice: list[str] | None = None
         others = f" (of {len(report.nodes)} node(s))" if len(report.nodes) > 1 else ""
         print(f"pod {report.pod} ({kind}): allocatable on {report.node}{others}")
     else:
-        print(f"pod {report.pod} ({kind}): NOT allocatable: {report.reason}")
+        print(f"pod {report.pod} ({kind}): {_not_allocatable(report)}")
     if verdict is not None:
         times = f", {verdict.count} times" if verdict.count > 1 else ""
         when = f", last {verdict.last}" if verdict.last else ""

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import os
+import stat
 import sys
 from typing import Any
 
@@ -39,6 +41,11 @@ def run(args: argparse.Namespace) -> int:
     name = args.path or "-"
     if args.pod:
         print(f"pod {args.pod}")
+    if name == "-" and sys.stdin is None:
+        raise UsageError("<stdin>: standard input is closed; pipe the log in, or name a file")
+    if name != "-" and _device(name):  # /dev/zero would be read for ever; a log follows through a pipe (-)
+        raise UsageError(f"{name}: a device, not a log file; pipe a live log in with `-` (kubectl logs -f ... | "
+                         "gpu-dra logs -)")
     try:
         if name == "-":
             report = schedlogs.scan(sys.stdin.buffer, args.pod, _print_log_line if args.pod else None)
@@ -68,6 +75,13 @@ def run(args: argparse.Namespace) -> int:
     if hint:
         print(f"\nnote: {hint}")
     return EXIT_OK
+
+
+def _device(name: str) -> bool:
+    try:
+        return stat.S_ISCHR(os.stat(name).st_mode) or stat.S_ISBLK(os.stat(name).st_mode)
+    except OSError:
+        return False  # reading it says why
 
 
 def _print_log_line(line: Any) -> None:

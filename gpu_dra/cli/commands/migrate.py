@@ -100,12 +100,12 @@ def run(args: argparse.Namespace) -> int:
 def _write(plan: Any, out: Path) -> list[Path]:
     """The rewrites into `out`, as `gpu-dra render --out` writes manifests: only files gpu-dra wrote there before are
     replaced or pruned; a file of the user's in the way stops the run before anything is written."""
-    from gpu_dra.cli.manifest_files import OutputError, write_manifests
+    from gpu_dra.cli.manifest_files import FolderError, write_manifests
 
     try:
         return write_manifests([v.rewrite.manifest for v in plan.verdicts if v.rewrite is not None], out.resolve(),
                                "--write")
-    except OutputError as error:
+    except FolderError as error:
         raise UsageError(str(error)) from None
 
 

@@ -4,8 +4,9 @@ PulumiPolicy.yaml at the project's version, and a requirements.txt without `-e .
 
 The requirements are the distributions the copied source loads (imported in a subprocess), as pyproject.toml's
 dependencies pin them: one source of truth. The folder is the build's: it lists what it wrote in
-`<folder>/.gpu-dra-policy-pack` and replaces and prunes only those files; a folder without that record that holds
-anything is refused, untouched. `venv/` (made by `make policy-pack`) is never the build's to touch.
+`<folder>/.gpu-dra-policy-pack` and replaces and prunes only those files (cli/output_folder, as render writes its
+manifests); a folder without that record that holds anything is refused, untouched. `venv/` (made by
+`make policy-pack`) is never the build's to touch.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from importlib import metadata
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from gpu_dra.cli.common import EXIT_OK, UsageError, cut, project_root, shown, uninterrupted
+from gpu_dra.cli.common import EXIT_OK, UsageError, cut, ended_on_exit, project_root, shown
+from gpu_dra.cli.output_folder import FolderError, Ownership, read_record, write_folder
 
 RECORD = ".gpu-dra-policy-pack"
 _HEADER = "# Files `gpu-dra policy-pack` wrote here; the next build replaces and prunes these, nothing else.\n"
@@ -81,38 +83,31 @@ def run(args: argparse.Namespace) -> int:
 def build(root: Path, out: Path) -> list[Path]:
     """Build the pack into `out`; returns its files. Raises PackError, having written nothing, when `out` is not
     the build's or the copied source imports what pyproject.toml's dependencies do not provide."""
-    previous = _owned(out)
-    sources = _sources(root)
-    files = {path: (root / path).read_bytes() for path in sources}
-    files["__main__.py"] = (root / "policies" / "__main__.py").read_bytes()
-    files["requirements.txt"] = _requirements(root, files).encode()
-    files["PulumiPolicy.yaml"] = _project_file(root).encode()
-    files[".gitignore"] = _GITIGNORE.encode()
-    foreign = sorted(p for p in files if p not in previous and (out / p).exists() and not _holds(out / p, files[p]))
-    if foreign:
-        raise PackError(f"{cut(str(out / foreign[0]))} exists and gpu-dra did not write it (it is not listed in "
-                        f"{RECORD}); move it away. Nothing was written")
     try:
-        with uninterrupted():
-            return _write(out, files, previous)
+        _check_owned(out)
+        sources = _sources(root)
+        files = {path: (root / path).read_bytes() for path in sources}
+        files["__main__.py"] = (root / "policies" / "__main__.py").read_bytes()
+        files["requirements.txt"] = _requirements(root, files).encode()
+        files["PulumiPolicy.yaml"] = _project_file(root).encode()
+        files[".gitignore"] = _GITIGNORE.encode()
+        # Unchanged files are left as they are, so make sees no change.
+        return write_folder(out, dict(sorted(files.items())), PACK)
+    except FolderError as error:
+        raise PackError(str(error)) from None
+
+
+def _check_owned(out: Path) -> None:
+    """A folder the build did not make (no record) must be missing or empty."""
+    if read_record(out, PACK) is not None:
+        return
+    try:
+        holds_files = out.is_dir() and any(out.iterdir())
     except OSError as error:
-        raise PackError(f"cannot write to {cut(str(out))}: {error.strerror or error}") from None
-
-
-def _owned(out: Path) -> set[str]:
-    """The files an earlier build wrote to `out`; a folder it did not make (no record) must be missing or empty."""
-    try:
-        if out.exists() and not out.is_dir():
-            raise PackError(f"{cut(str(out))} is a file; the pack needs a folder")
-        if not (out / RECORD).is_file():
-            if out.exists() and any(out.iterdir()):
-                raise PackError(f"{cut(str(out))} holds files and `gpu-dra policy-pack` did not make it (no {RECORD} "
-                                "in it); move it away or choose another --out. Nothing was written")
-            return set()
-        lines = (out / RECORD).read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as error:
-        raise PackError(f"{cut(str(out))}: {getattr(error, 'strerror', None) or error}") from None
-    return {line.strip() for line in lines if _ours(line.strip())}
+        raise PackError(f"{cut(str(out))}: {error.strerror or error}") from None
+    if holds_files:
+        raise PackError(f"{cut(str(out))} holds files and `gpu-dra policy-pack` did not make it (no {RECORD} in it); "
+                        "move it away or choose another --out. Nothing was written")
 
 
 def _ours(relative: str) -> bool:
@@ -120,6 +115,9 @@ def _ours(relative: str) -> bool:
     path = PurePosixPath(relative)
     return relative in FIXED or (not path.is_absolute() and ".." not in path.parts and path.parts[:1] == ("gpu_dra",)
                                  and path.suffix == ".py")
+
+
+PACK = Ownership(RECORD, _HEADER, _ours)
 
 
 def _sources(root: Path) -> list[str]:
@@ -185,12 +183,13 @@ def _probe(stage: Path, files: list[str]) -> dict[str, str | None]:
     optional = {m for p in sources for m in _imported(stage / p, aliases=True)} - required
     wanted = json.dumps({"required": sorted(required), "optional": sorted(optional)})
     env = {**os.environ, "PYTHONPATH": str(stage), "PYTHONDONTWRITEBYTECODE": "1"}
-    result = subprocess.run([sys.executable, "-c", _PROBE, wanted], cwd=stage, env=env, capture_output=True,
-                            text=True)
-    if result.returncode:
+    with subprocess.Popen([sys.executable, "-c", _PROBE, wanted], cwd=stage, env=env, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True) as probe, ended_on_exit(probe.kill):
+        stdout, stderr = probe.communicate()
+    if probe.returncode:
         raise PackError(f"the copied pack does not import on its own; nothing was written:\n"
-                        f"{cut(result.stderr.strip(), 2000)}")
-    loaded: dict[str, str | None] = json.loads(result.stdout)
+                        f"{cut(stderr.strip(), 2000)}")
+    loaded: dict[str, str | None] = json.loads(stdout)
     strays = sorted(n for n, f in loaded.items() if n.split(".")[0] == "gpu_dra" and f
                     and not Path(f).resolve().is_relative_to(stage.resolve()))
     if strays:
@@ -264,44 +263,3 @@ def _project_file(root: Path) -> str:
     data["version"] = version
     return ("# Built by `gpu-dra policy-pack` from policies/PulumiPolicy.yaml; the version is pyproject.toml's.\n"
             + yaml.safe_dump(data, sort_keys=False, width=1000))
-
-
-def _holds(path: Path, content: bytes) -> bool:
-    try:
-        return path.read_bytes() == content
-    except OSError:
-        return False
-
-
-def _atomic_write(path: Path, content: bytes) -> None:
-    """Readers (and an interrupted build) see the old file or the new one, never half of one."""
-    temporary = path.with_name(f".{path.name}.tmp")
-    temporary.write_bytes(content)
-    os.replace(temporary, path)
-
-
-def _write_record(out: Path, paths: set[str]) -> None:
-    _atomic_write(out / RECORD, (_HEADER + "".join(f"{p}\n" for p in sorted(paths))).encode())
-
-
-def _write(out: Path, files: dict[str, bytes], previous: set[str]) -> list[Path]:
-    """Write `files` (unchanged ones are left as they are, so make sees no change) and prune what `previous` listed
-    and this build no longer writes, with folders it leaves empty."""
-    out.mkdir(parents=True, exist_ok=True)
-    _write_record(out, previous | set(files))  # first: a build that fails half-way still owns what it wrote
-    written = []
-    for relative, content in sorted(files.items()):
-        path = out / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if not _holds(path, content):
-            _atomic_write(path, content)
-        written.append(path)
-    for relative in sorted(previous - set(files)):
-        stale = out / relative
-        stale.unlink(missing_ok=True)
-        for folder in stale.parents:
-            if folder == out or not folder.is_dir() or any(folder.iterdir()):
-                break
-            folder.rmdir()
-    _write_record(out, set(files))
-    return written

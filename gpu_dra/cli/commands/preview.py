@@ -12,7 +12,8 @@ from gpu_dra.cli.common import EXIT_OK, UsageError, project_root, run_program_of
 
 OUT_HELP = ("one YAML file per object under <namespace>/ or _cluster/. gpu-dra lists what it wrote in "
             "<folder>/.gpu-dra-files and on the next run replaces and prunes only those files; it never deletes or "
-            "overwrites a file of yours, and stops before writing anything if one is in the way")
+            "overwrites a file of yours nor writes through a link, and stops before writing anything if one is in "
+            "the way")
 
 
 EXAMPLES = """examples:
@@ -53,11 +54,11 @@ def _tree_lines(program: Any) -> list[str]:
 
 def write(program: Any, out: Path) -> list[Path]:
     """The run's Kubernetes objects into `out`; a file of the user's in the way is a usage error."""
-    from gpu_dra.cli.manifest_files import OutputError, kubernetes_objects, write_manifests
+    from gpu_dra.cli.manifest_files import FolderError, kubernetes_objects, write_manifests
 
     try:
         return write_manifests(kubernetes_objects(program), out)
-    except OutputError as error:
+    except FolderError as error:
         raise UsageError(str(error)) from None
 
 

@@ -188,7 +188,7 @@ def _node(obj: Mapping[str, Any]) -> _Node | None:
     meta, status = _mapping(obj.get("metadata")), _mapping(obj.get("status"))
     labels = {str(k): str(v) for k, v in _mapping(meta.get("labels")).items()}
     allocatable = _mapping(status.get("allocatable")).get(GPU_RESOURCE)
-    try:
+    try:  # parse_quantity refuses what no int64 holds (1e999999)
         gpus = int(parse_quantity(str(allocatable))) if allocatable is not None else 0
     except QuantityError:
         gpus = 0

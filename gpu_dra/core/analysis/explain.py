@@ -10,19 +10,24 @@ ResourceSlice tracker would. Binding conditions of the devices allocated are rep
 Each distinct (selector, device shape) is evaluated once, and each distinct node (as the allocator sees it: its
 slices, pools, which devices match, are held, and how their constrained attributes compare) allocated once, so large
 uniform fleets stay fast. An unallocatable claim's reason names the devices in use and the claims holding them.
+Each node's search stops at the scheduler's filter timeout, and all of them when the command's search budget is spent
+(FILTER_TIMEOUT, SEARCH_BUDGET): a node whose search was stopped is not decided, and says so in the scheduler's words.
 """
 
 from __future__ import annotations
 
 import re
+import time
 from collections import defaultdict
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gpu_dra.core.analysis.allocator import (
     KNOWN_KINDS,
     AllocationError,
+    AllocationTimeout,
     ClaimAllocation,
     DeviceResult,
     Features,
@@ -56,6 +61,18 @@ INVALID_CLAIM, MISSING_CLASS = "invalid-claim", "device-class-missing"
 # Rule of what allocate_claims refuses on a node (an invalid pool, All on a pool being updated, too many devices),
 # which fails the pod on every node.
 ALLOCATION_ERROR = "allocation-error"
+# The scheduler stops each Filter call's search (one pod on one node) at DynamicResourcesArgs.filterTimeout, 10 s by
+# default (DynamicResourcesFilterTimeoutDefault, kubernetes/kubernetes pkg/scheduler/apis/config/types_pluginargs.go),
+# with DRASchedulerFilterTimeout on (beta, on by default from 1.34), and Filter reports the node unschedulable for this
+# attempt with these words (`Filter` in kubernetes/kubernetes
+# pkg/scheduler/framework/plugins/dynamicresources/dynamicresources.go, 1.34). gpu-dra stops its searches there too,
+# the gate on or not.
+FILTER_TIMEOUT = 10.0
+FILTER_TIMED_OUT = "timed out trying to allocate devices"
+# gpu-dra's bound on the time all searches of one Explainer take together (one command): the scheduler runs the
+# Filter calls of a pod on 16 nodes at once, gpu-dra one after the other, so a per-node bound alone would let many
+# nodes or claims that each take their 10 s add up without end. A search that starts with less left gets only that.
+SEARCH_BUDGET = 30.0
 
 
 def taint_rule_gate(version: str) -> str:
@@ -73,11 +90,17 @@ def features_for(version: str = gates.DEFAULT_KUBERNETES_VERSION, platform: str 
         return gates.enabled(gate, version, platform, declared)
 
     rules = taint_rule_gate(version)
-    return Features(admin_access=on("DRAAdminAccess"), prioritized_list=on("DRAPrioritizedList"),
-                    partitionable_devices=on("DRAPartitionableDevices"), device_taints=on("DRADeviceTaints"),
-                    consumable_capacity=on("DRAConsumableCapacity"), device_binding=on("DRADeviceBindingConditions"),
-                    device_status=on("DRAResourceClaimDeviceStatus"), device_taint_rules=on(rules),
-                    taint_rule_selectors=rules == "DRADeviceTaints" and on(rules))
+    allocator = Features(admin_access=on("DRAAdminAccess"), prioritized_list=on("DRAPrioritizedList"),
+                         partitionable_devices=on("DRAPartitionableDevices"), device_taints=on("DRADeviceTaints"),
+                         consumable_capacity=on("DRAConsumableCapacity"),
+                         device_binding=on("DRADeviceBindingConditions"),
+                         device_status=on("DRAResourceClaimDeviceStatus"))
+    # 1.34's "stable" allocator, which the scheduler picks when none of the allocator's features is on, never looks
+    # at its context (kubernetes/dynamic-resource-allocation@v0.34.9 structured/internal/stable/allocator_stable.go;
+    # it does from v0.35.0), so no filter timeout stops it.
+    stops = on("DRASchedulerFilterTimeout") and (version != "1.34" or allocator != Features())
+    return replace(allocator, device_taint_rules=on(rules),
+                   taint_rule_selectors=rules == "DRADeviceTaints" and on(rules), filter_timeout=stops)
 
 
 # What the scheduler does with the binding conditions of the devices it allocated, which explain reports and does not
@@ -156,6 +179,7 @@ class ClaimReport:
     reason: str = ""
     solution: tuple[str, list[Allocation]] | None = None
     allocation: ClaimAllocation | None = None  # the core's result on the solution's node
+    timed_out: list[str] = field(default_factory=list)  # nodes whose search was stopped: not decided there
 
     def as_dict(self, examples: int | None = EXAMPLES) -> dict[str, Any]:
         """The report as JSON data: per request the matching devices and each rejection reason with its count and
@@ -166,7 +190,7 @@ class ClaimReport:
                                                       "device": d.name} for d in shown]}
 
         return {
-            "claim": self.claim, "allocatable": self.allocatable, "nodes": self.nodes,
+            "claim": self.claim, "allocatable": self.allocatable, "nodes": self.nodes, "timed_out": self.timed_out,
             "errors": [{"rule": e.rule, "message": e.message} for e in self.errors],
             "reason": self.reason,
             "requests": [{
@@ -190,14 +214,18 @@ class Explainer:
     """Caches compiled selectors and per-shape results across claims."""
 
     def __init__(self, classes: Mapping[str, list[str]], consumable_capacity: bool = True,
-                 features: Features | None = None):
+                 features: Features | None = None, clock: Callable[[], float] = time.monotonic,
+                 filter_timeout: float = FILTER_TIMEOUT, search_budget: float = SEARCH_BUDGET):
         """`consumable_capacity` defaults on: the scheduler compiles stored selectors with every field declared
         (StoredExpressions, kubernetes/dynamic-resource-allocation@v0.34.0:cel/cache.go;
         docs/sources.md#cel-environment); the API server decides what may be stored. `features`: the allocator's
-        switches (default: a Kubernetes 1.34 EKS scheduler's, `features_for()`)."""
+        switches (default: a Kubernetes 1.34 EKS scheduler's, `features_for()`). Each search is stopped after
+        `filter_timeout`, or when all of them have taken `search_budget`, on `clock`."""
         self.classes = {**nvidia.CHART_CLASS_SELECTORS, **classes}
         self.consumable_capacity = consumable_capacity
         self.features = features if features is not None else features_for()
+        self.clock, self.filter_timeout, self.search_budget = clock, filter_timeout, search_budget
+        self.searched = 0.0  # time all searches took so far
         self._compiled: dict[str, CompiledSelector | CompileError] = {}
         self._results: dict[tuple[str, Any], tuple[bool, Finding | None]] = {}
         self._specs: dict[tuple[str, ...], tuple[tuple[str, str, str | None], ...] | None] = {}
@@ -389,6 +417,8 @@ class Explainer:
             report.allocation = allocation
             report.solution = (node, fleet.allocations(node, allocation))
             return report
+        if verdict.timed_out:
+            return report
         report.reason = self._unallocatable_reason(matched, fleet, busy, only)
         if claim.constraints and all(r.matching for r in report.requests):
             loose = _Matched(replace(claim, constraints=()), report, matched.choices, ())
@@ -473,7 +503,8 @@ class Explainer:
     def _verdict(self, matched: Sequence[_Matched], fleet: _Fleet, busy: Mapping[Any, str],
                  only: Collection[str] | None = None) -> Verdict:
         """allocate_claims for these claims together on every node they may fit (in name order), each distinct
-        node (as the allocator sees it) once. An error on any node fails them, as a Filter error fails the pod."""
+        node (as the allocator sees it) once. An error on any node fails them, as a Filter error fails the pod; a
+        node whose search is stopped is not decided, and the others still are."""
         claims = [_as_stored(m.claim, self.features) for m in matched]
         allocated = [AllocatedDevice(*key) for key in busy]
         frozen = frozenset(busy)
@@ -482,7 +513,7 @@ class Explainer:
         verdict = Verdict()
 
         def allocate(node: Node) -> list[ClaimAllocation] | None:
-            return allocate_claims(claims, fleet.slices_of[node.name], node, self.classes, allocated, self.features)
+            return self._search(claims, fleet.slices_of[node.name], node, allocated)
 
         alike: dict[int, list[Node]] = {}  # nodes alike to the allocator, in name order
         for node in fleet.nodes:
@@ -497,28 +528,72 @@ class Explainer:
                 key = (kind, shapes, frozen)
                 fits = fleet.outcomes.get(key)
                 if fits is None:
-                    result = allocate(nodes[0])
-                    fits = fleet.outcomes[key] = result is not None
-                    if result is not None:
-                        fleet.results[(nodes[0].name, key)] = result
-                if fits:
+                    try:
+                        result = allocate(nodes[0])
+                    except SearchStopped as stopped:
+                        fits = stopped
+                    else:
+                        fits = result is not None
+                        if result is not None:
+                            fleet.results[(nodes[0].name, key)] = result
+                    fleet.outcomes[key] = fits
+                if isinstance(fits, SearchStopped):
+                    verdict.stopped(fits, [n.name for n in nodes])
+                elif fits:
                     fitting.append((key, nodes))
-            if fitting:
-                key, nodes = min(fitting, key=lambda item: item[1][0].name)
+            for key, nodes in sorted(fitting, key=lambda item: item[1][0].name):
                 result = fleet.results.get((nodes[0].name, key))
-                if result is None:
-                    result = fleet.results[(nodes[0].name, key)] = allocate(nodes[0]) or []
+                if result is None:  # the kind's verdict was found on a node the caller now leaves out
+                    try:
+                        result = fleet.results[(nodes[0].name, key)] = allocate(nodes[0]) or []
+                    except SearchStopped as stopped:
+                        verdict.stopped(stopped, [n.name for n in nodes])
+                        fitting.remove((key, nodes))
+                        continue
                 verdict.first = (nodes[0].name, [replace(r, claim=claim.name)
                                                  for r, claim in zip(result, claims, strict=True)])
+                break
+            if fitting:
                 verdict.nodes = ([n.name for n in fitting[0][1]] if len(fitting) == 1
                                  else sorted(n.name for _, group in fitting for n in group))
             if not alike and fleet.nodes:  # checks made before any search (limits, pools for All) still apply
-                allocate(fleet.nodes[0])
+                with suppress(SearchStopped):  # they passed, and no node is a candidate: the search decides nothing
+                    allocate(fleet.nodes[0])
         except AllocationError as error:
             verdict.error = Finding(ALLOCATION_ERROR, ERROR, str(error), object=error.claim)
         if verdict.error is not None:
-            verdict.nodes, verdict.first = [], None
+            verdict.nodes, verdict.first, verdict.timed_out = [], None, []
         return verdict
+
+    def _search(self, claims: Sequence[ResourceClaim], slices: Sequence[ResourceSlice], node: Node,
+                allocated: Sequence[AllocatedDevice]) -> list[ClaimAllocation] | None:
+        """allocate_claims as one Filter call: its search stopped at the filter timeout, or sooner when what is
+        left of the search budget runs out (SearchStopped)."""
+        start = self.clock()
+        allowed = min(self.filter_timeout, max(self.search_budget - self.searched, 0.0))
+        try:
+            return allocate_claims(claims, slices, node, self.classes, allocated, self.features, start + allowed,
+                                   self.clock)
+        except AllocationTimeout:
+            raise SearchStopped(self._stopped_words(allowed)) from None
+        finally:
+            self.searched += self.clock() - start
+
+    def _stopped_words(self, allowed: float) -> str:
+        """Why a search was stopped, in the scheduler's words where its filter timeout is what stopped it."""
+        took = _seconds(allowed)
+        if allowed < self.filter_timeout:
+            return (f"gpu-dra stopped the search for devices after {took} s, when its {_seconds(self.search_budget)} "
+                    f"s for all the searches of this command ran out (the scheduler gives each node "
+                    f"{_seconds(self.filter_timeout)} s)")
+        if not self.features.filter_timeout:
+            return (f"gpu-dra stopped the search for devices after {took} s; with DRASchedulerFilterTimeout off, the "
+                    "scheduler has no filter timeout and searches until it ends, holding up the scheduling of every "
+                    "other pod meanwhile")
+        return (f"the search for devices did not end within the scheduler's filter timeout ({took} s) and was stopped "
+                f"there, as the scheduler stops its own: the scheduler then reports \"{FILTER_TIMED_OUT}\" for the "
+                "node and counts it unschedulable for this attempt (gpu-dra searches more slowly, so the scheduler's "
+                "search may still end in time)")
 
     def _unallocatable_reason(self, matched: _Matched, fleet: _Fleet, busy: Mapping[Any, str],
                               only: Collection[str] | None) -> str:
@@ -639,6 +714,10 @@ def _claim_shape(claim: ResourceClaim, matched: _Matched) -> str:
     return repr((replace(claim, name="", requests=requests), keys))
 
 
+class SearchStopped(Exception):
+    """A search stopped at its deadline (AllocationTimeout), with why, as explain says it."""
+
+
 @dataclass
 class Verdict:
     """What allocate_claims says of claims together across the nodes tried."""
@@ -646,17 +725,35 @@ class Verdict:
     nodes: list[str] = field(default_factory=list)
     first: tuple[str, list[ClaimAllocation]] | None = None
     error: Finding | None = None
+    timed_out: list[str] = field(default_factory=list)  # nodes whose search was stopped
+    why_stopped: str = ""  # of the first of them
+
+    def stopped(self, search: SearchStopped, nodes: list[str]) -> None:
+        """These nodes (alike) are not decided: their search was stopped."""
+        self.why_stopped = self.why_stopped or f"on {_nodes_text(nodes)}: {search}"
+        self.timed_out = sorted([*self.timed_out, *nodes])
 
     def give(self, report: Any) -> bool:
-        """Set a claim's or a pod's report from this verdict (errors, reason, nodes, allocatable); whether it is
-        free of errors, so the caller may read `first`."""
+        """Set a claim's or a pod's report from this verdict (errors, reason, nodes, allocatable, the nodes not
+        decided); whether it is free of errors, so the caller may read `first`."""
         if self.error is not None:
             report.errors.append(self.error)
             report.reason = self.error.message
             return False
         report.nodes = self.nodes
         report.allocatable = bool(self.nodes)
+        report.timed_out = self.timed_out
+        if self.timed_out and not self.nodes:
+            report.reason = f"not decided: {self.why_stopped}"
         return True
+
+
+def _seconds(amount: float) -> str:
+    return f"{round(amount, 1):g}"
+
+
+def _nodes_text(nodes: list[str]) -> str:
+    return nodes[0] + (f" (and {len(nodes) - 1} more alike)" if len(nodes) > 1 else "")
 
 
 def _listing(blocked: list[tuple[Device, str]], limit: int = 8) -> str:
@@ -737,9 +834,9 @@ class _Fleet:
         self._matched: dict[Any, dict[str, tuple[int, int, int]]] = {}
         self._compared: dict[str, dict[str, int]] = {}
         # Verdicts shared by claims alike to the allocator (their shape: all but names and selectors, whose
-        # matching devices are keyed apart): (node static key, signature, shapes) -> fits; with the node's name,
-        # the allocation found.
-        self.outcomes: dict[Any, bool] = {}
+        # matching devices are keyed apart): (node static key, signature, shapes) -> fits, or the search stopped;
+        # with the node's name, the allocation found.
+        self.outcomes: dict[Any, bool | SearchStopped] = {}
         self.results: dict[Any, list[ClaimAllocation]] = {}
         self._looks: dict[Any, dict[str, tuple[bool, int]]] = {}
 

@@ -260,7 +260,7 @@ def read_workloads(inputs: Iterable[tuple[str, Sequence[Located]]],
                 kind = obj.get("kind")
                 if kind in ("ResourceClaim", "ResourceClaimTemplate"):
                     claims.append(_claim_object(reader))
-                elif kind in POD_TEMPLATES and _wants_gpus(obj) and not _owned_or_done(obj):
+                elif isinstance(kind, str) and kind in POD_TEMPLATES and _wants_gpus(obj) and not _owned_or_done(obj):
                     workload = _workload(reader, version)
                     earlier = seen.get((workload.kind, workload.key))
                     if earlier is not None:

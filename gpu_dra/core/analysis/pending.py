@@ -146,7 +146,7 @@ def hints(pod: PodSpec, report: PodReport, claims: Sequence[ResourceClaim], inve
         if held:
             found.append(f"it would fit on {unheld.node} once these claims release their devices: "
                          f"{', '.join(held[:5])}" + (f" and {len(held) - 5} more" if len(held) > 5 else ""))
-    if not found:
+    if not found and not report.timed_out:  # a search stopped by the filter timeout decided nothing
         found.append("neither another node nor freed devices would help: no node has matching devices enough "
                      "(add capacity or change the request; the reasons above say what is missing)")
     return found

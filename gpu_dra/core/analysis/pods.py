@@ -80,13 +80,14 @@ class PodReport:
     allocatable: bool = False
     node: str | None = None
     nodes: list[str] = field(default_factory=list)  # every node the claims fit on together
+    timed_out: list[str] = field(default_factory=list)  # nodes whose search was stopped: not decided there
     claims: list[PodClaim] = field(default_factory=list)
     errors: list[Finding] = field(default_factory=list)
     reason: str = ""
 
     def as_dict(self, examples: int | None = 5) -> dict[str, Any]:
         return {"pod": self.pod, "kind": self.kind, "allocatable": self.allocatable, "node": self.node,
-                "nodes": self.nodes, "reason": self.reason,
+                "nodes": self.nodes, "timed_out": self.timed_out, "reason": self.reason,
                 "errors": [{"rule": e.rule, "message": e.message} for e in self.errors],
                 "claims": [c.as_dict(examples) for c in self.claims],
                 "binding": binding_as_dict(c.allocation for c in self.claims)}
@@ -107,7 +108,7 @@ def pods_from_objects(objects: Iterable[Mapping[str, Any]]) -> list[PodSpec]:
     out = []
     for obj in objects:
         kind = obj.get("kind")
-        if kind not in POD_TEMPLATES:
+        if not isinstance(kind, str) or kind not in POD_TEMPLATES:  # `kind: [Pod]` is unhashable
             continue
         spec = _at(obj, (*POD_TEMPLATES[str(kind)], "spec"))
         if not isinstance(spec, Mapping) or not spec.get("resourceClaims"):
@@ -226,7 +227,7 @@ def _explain_pod(pod: PodSpec, by_name: Mapping[tuple[str, str], ResourceClaim],
     if alone:
         first = alone[0]
         report.reason = f"claim {first.claim} ({first.entry}): {first.report.reason if first.report else ''}"
-    else:
+    elif not verdict.timed_out:  # else the verdict's reason: not decided
         report.reason = (f"each of its {len(pending)} claims fits alone, but no node it may use has devices for all "
                          "of them together (they compete for the same devices)")
     return report

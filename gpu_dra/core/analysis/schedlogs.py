@@ -30,6 +30,7 @@ parts by one process per core (scan_file), joined in order.
 from __future__ import annotations
 
 import codecs
+import contextlib
 import json
 import multiprocessing
 import os
@@ -96,7 +97,9 @@ _CANDIDATE_FRAGMENTS = ("laim", "llocat", "ynamic", "structured", "lass", "lice"
 _KLOG_HEADER = re.compile(r"[IWEF]\d{4} [\d:.]+\s+\d+ ([\w./+-]+:\d+)\] ")
 _HEADER = re.compile(r"[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+(?:\s+\d+ ([\w./+-]+:\d+))?\] ")
 _QUOTED = re.compile(r'"((?:[^"\\]++|\\.)*+)"\s*(.*)', re.DOTALL)
-_KV = re.compile(r'(\w[\w.]*)=(?:"((?:[^"\\]++|\\.)*+)"|(\S+))')
+# A key starts where a run of word characters and dots starts (after its leading dots): tried at every character of
+# the run instead, a 40,000-character word took 13 s (each try scans to the run's end). The keys found are the same.
+_KV = re.compile(r'(?<![\w.])\.*+(\w[\w.]*+)=(?:"((?:[^"\\]++|\\.)*+)"|(\S+))')
 _KV_START = re.compile(r"\s(?=[A-Za-z_][\w.]*=)")  # where an unquoted message ends and its key=value pairs begin
 _LOGGER_PREFIX = re.compile(r"([\w.-]+(?:/[\w.-]+)*): ")  # ktesting's `logger-name: ` (WithName joined with /)
 _POD_KV = re.compile(r'(?:^|\s)pod="?([^"\s]+)')
@@ -522,8 +525,13 @@ def scan_file(path: str, workers: int | None = None, block_size: int = BLOCK) ->
     parts = _parts(path, size, workers)
     if len(parts) == 1:
         return _joined([_scan_part(path, *parts[0], block_size, export)])
-    with multiprocessing.get_context().Pool(len(parts), initializer=_ignore_interrupts) as pool:
+    with _signals_held():
+        pool = multiprocessing.get_context().Pool(len(parts), initializer=_leave_signals_to_the_parent)
+    try:
         scanned = pool.starmap(_scan_part, [(path, start, end, block_size, export) for start, end in parts])
+    finally:
+        with _signals_held():
+            pool.terminate()
     return _joined(scanned)
 
 
@@ -548,9 +556,31 @@ def _parts(path: str, size: int, count: int) -> list[tuple[int, int]]:
     return list(zip(starts, [*starts[1:], size], strict=True))
 
 
-def _ignore_interrupts() -> None:
-    """Workers leave Ctrl-C to the parent, which stops them: one message, exit 130, no worker tracebacks."""
+_ENDING = {signal.SIGINT, signal.SIGTERM}
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """Ctrl-C and SIGTERM wait while the pool starts or stops. A signal ends gpu-dra through its exit handlers, and
+    multiprocessing's (Lib/multiprocessing/util.py _exit_function) stop a pool whole only once it has started and
+    before it stops: in between, they terminate its workers and wait for the ones its own thread starts in their
+    place, forever."""
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, _ENDING)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
+
+def _leave_signals_to_the_parent() -> None:
+    """Workers leave Ctrl-C to the parent, which stops them: one message, exit 130, no worker tracebacks. SIGTERM
+    ends a worker at once, silently, as by default: it is how the parent's exit handlers stop the pool
+    (`Pool.terminate()`; a worker ignoring it would leave that waiting), and a handler inherited from the parent
+    through fork would run the parent's exit handlers in the worker. A worker forked while the parent held the
+    signals (`_signals_held`) starts with them held: a SIGTERM that came since ends it here."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _ENDING)
 
 
 # What a worker sends back: lines read, lines kept, per-device lines seen, panics, notes, the pod at its end, and per

@@ -17,7 +17,7 @@ from gpu_dra.core.checks.target import Target
 from gpu_dra.core.dra import k8s_schema, metadata
 from gpu_dra.core.dra.api import KINDS, REQUEST_FIELDS, uses_exactly
 from gpu_dra.core.dra.cel import CompileError, check_selector
-from gpu_dra.core.dra.objects import DeviceClass, ResourceClaim, parse_object
+from gpu_dra.core.dra.objects import INT64_MAX, DeviceClass, ResourceClaim, parse_object
 from gpu_dra.core.facts import gates, nvidia
 from gpu_dra.core.findings import ERROR, WARNING, Finding
 from gpu_dra.core.yamlsource import Loc, Located, format_path
@@ -189,6 +189,8 @@ def _claim_problems(claim: ResourceClaim) -> list[tuple[Loc, str]]:
                                                                    "\"All\", \"ExactCount\""))
             elif mode == "ExactCount" and choice.written_count is not None and choice.written_count <= 0:
                 problems.append(((*choice.path, "count"), "must be greater than zero"))
+            elif choice.written_count is not None and choice.written_count > INT64_MAX:  # the JSON decoder's refusal
+                problems.append(((*choice.path, "count"), f"must be at most {INT64_MAX} (an int64)"))
             elif mode == "All" and choice.written_count:
                 problems.append(((*choice.path, "count"), "must not be specified when allocationMode is 'All'"))
     valid_refs = set(names) | subrequests

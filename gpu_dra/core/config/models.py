@@ -847,19 +847,11 @@ class Namespace(Model):
     labels: dict[str, str] = Field(default_factory=dict)
     annotations: dict[str, str] = Field(default_factory=dict)
 
-    @field_validator("labels")
+    @field_validator("labels", "annotations")
     @classmethod
-    def _labels(cls, values: dict[str, str]) -> dict[str, str]:
-        problems = metadata.label_problems(values)
-        if problems:
-            raise ValueError(problems[0][1])
-        return values
-
-    @field_validator("annotations")
-    @classmethod
-    def _annotations(cls, values: dict[str, str]) -> dict[str, str]:
-        problems = metadata.annotation_problems(values)
-        if problems:
+    def _as_the_api_server(cls, values: dict[str, str], info: ValidationInfo) -> dict[str, str]:
+        check = metadata.label_problems if info.field_name == "labels" else metadata.annotation_problems
+        if problems := check(values):
             raise ValueError(problems[0][1])
         return values
 

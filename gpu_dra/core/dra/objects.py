@@ -12,6 +12,7 @@ report where a field was written.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -150,9 +151,32 @@ def _node_selection(body: Mapping[str, Any], where: str) -> NodeSelection | None
     node_name, all_nodes, selector = body.get("nodeName"), bool(body.get("allNodes")), body.get("nodeSelector")
     if selector is not None and not isinstance(selector, Mapping):
         raise ObjectError(f"{where}.nodeSelector must be a NodeSelector mapping")
+    if node_name is not None and not isinstance(node_name, str):
+        written = "a list" if isinstance(node_name, list) else "a mapping" if isinstance(node_name, Mapping) \
+            else repr(node_name)  # a number or boolean
+        raise ObjectError(f"{where}.nodeName must be a node's name (a string), not {written}")
     if not node_name and not all_nodes and selector is None:
         return None
-    return NodeSelection(str(node_name) if node_name else None, all_nodes, selector)
+    return NodeSelection(node_name or None, all_nodes, selector)
+
+
+def _check_attribute(typed: Mapping[str, Any], where: str, name: str) -> None:
+    """An attribute's int is an int64 and its bool a boolean, as the API server stores them (DeviceAttribute in
+    kubernetes/api@v0.34.0:resource/v1/types.go): `.inf`, 1e999, 2^64 or "8" would fail the CEL that reads them, or
+    read as something else. Strings and versions are taken as text."""
+    if "int" in typed:
+        value = typed["int"]
+        if type(value) is not int or not -INT64_MAX - 1 <= value <= INT64_MAX:
+            raise ObjectError(f"{where}.attributes.{name}.int must be a whole number that fits an int64, not "
+                              f"{_shown(value)}")
+    elif "bool" in typed and type(typed["bool"]) is not bool:
+        raise ObjectError(f"{where}.attributes.{name}.bool must be true or false, not {_shown(typed['bool'])}")
+
+
+def _shown(value: Any) -> str:
+    """A value in a message, cut: an echoed value can be megabytes."""
+    text = repr(value) if not isinstance(value, int) or abs(value) < 10**40 else "a number of more than 40 digits"
+    return text if len(text) <= 40 else f"{text[:30]}..."
 
 
 def _device(device: Any, where: str, per_device: bool) -> SliceDevice:
@@ -166,6 +190,8 @@ def _device(device: Any, where: str, per_device: bool) -> SliceDevice:
             or not all(isinstance(v, Mapping) and len(v) == 1 for v in attributes.values())):
         raise ObjectError(f"{where} must be a device with attributes {{name: {{int|bool|string|version: value}}}} "
                           "and capacity {name: {value: quantity}}")
+    for name, typed in attributes.items():
+        _check_attribute(typed, where, name)
     consumes = []
     for c, entry in enumerate(_list(body.get("consumesCounters"), f"{where}.consumesCounters")):
         entry = _mapping(entry, f"{where}.consumesCounters[{c}]")
@@ -198,15 +224,30 @@ def _named_spec(obj: Mapping[str, Any], kind: str, source: str,
     return name, where, spec
 
 
+# The largest int64, the type of the API's integer fields (kubernetes/api@v0.34.0:resource/v1/types.go)
+INT64_MAX = 2**63 - 1
+
+
+def _pool_integer(pool: Mapping[str, Any], key: str, least: int, where: str) -> int:
+    """`spec.pool.<key>` as the API server stores it: an int64 of at least `least` (generation >= 0,
+    resourceSliceCount > 0: validateResourcePool in kubernetes/kubernetes@v1.34.0:
+    pkg/apis/resource/validation/validation.go). Not written: `least`. Not a whole number (a float, `.inf`, text,
+    a boolean) or out of range: an ObjectError, not a value made up from it."""
+    value = pool.get(key)
+    if value is None:
+        return least
+    if isinstance(value, bool) or not isinstance(value, int) or not least <= value <= INT64_MAX:
+        raise ObjectError(f"{where}: spec.pool.{key} is {_shown(value)}; spec.pool.generation and resourceSliceCount "
+                          "must be whole numbers below 2^63 (generation 0 or more, resourceSliceCount 1 or more)")
+    return value
+
+
 def parse_slice(obj: Mapping[str, Any], source: str) -> ResourceSlice:
     """A ResourceSlice of any served version (v1, v1beta2, v1beta1) in the v1 shape."""
     name, where, spec = _named_spec(obj, "ResourceSlice", source)
     pool = _mapping(spec.get("pool"), f"{where}: spec.pool")
-    try:
-        parsed_pool = Pool(str(pool.get("name") or ""), int(pool.get("generation") or 0),
-                           int(pool.get("resourceSliceCount") or 1))
-    except (TypeError, ValueError):
-        raise ObjectError(f"{where}: spec.pool.generation and resourceSliceCount must be integers") from None
+    parsed_pool = Pool(str(pool.get("name") or ""), _pool_integer(pool, "generation", 0, where),
+                       _pool_integer(pool, "resourceSliceCount", 1, where))
     per_device = bool(spec.get("perDeviceNodeSelection"))
     devices = tuple(_device(device, f"{where}: spec.devices[{index}]", per_device)
                     for index, device in enumerate(_list(spec.get("devices"), f"{where}: spec.devices")))
@@ -411,7 +452,14 @@ def _strings(value: Any) -> tuple[str, ...]:
 
 
 def _written_count(value: Any) -> int | None:
-    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+    """A count as written, for validation to judge; None where it is no number at all (`.inf` and `.nan` have no
+    integer value). One beyond the int64 the API holds is kept as the nearest value past it: Python cannot even
+    print an int of 5,000 digits."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return max(min(int(value), INT64_MAX + 1), -INT64_MAX - 2)
 
 
 def _selectors(spec: Mapping[str, Any], path: Loc) -> tuple[tuple[str, ...], tuple[Loc, ...]]:
@@ -466,10 +514,13 @@ def claim_from_devices(name: str, devices: Mapping[str, Any], api_version: str =
         else:
             choices = (_choice("", _as_mapping(request.get("exactly")), (*here, "exactly")),)
         for choice in choices:
-            if problem is None and choice.written_count is not None and choice.written_count <= 0:
+            count = choice.written_count
+            if problem is None and count is not None and not 0 < count <= INT64_MAX:
                 where = f"{name_of}/{choice.subrequest}" if choice.subrequest else name_of
-                problem = (f"request {where}: count {choice.written_count} must be greater than zero (the API "
-                           "server rejects the claim); `gpu-dra lint` shows where")
+                shown = count if -INT64_MAX - 1 <= count <= INT64_MAX else "beyond int64"
+                bound = "greater than zero" if count <= 0 else f"at most {INT64_MAX} (an int64)"
+                problem = (f"request {where}: count {shown} must be {bound} (the API server rejects the claim); "
+                           "`gpu-dra lint` shows where")
         requests.append(Request(name_of, choices, here, frozenset(request)))
     constraints = tuple(Constraint(_strings(c.get("requests")), c.get("matchAttribute"), c.get("distinctAttribute"),
                                    (*path, "constraints", index))

@@ -14,7 +14,14 @@ _DECIMAL = {"n": Decimal("1e-9"), "u": Decimal("1e-6"), "m": Decimal("1e-3"), ""
             "k": Decimal("1e3"), "M": Decimal("1e6"), "G": Decimal("1e9"), "T": Decimal("1e12"),
             "P": Decimal("1e15"), "E": Decimal("1e18")}
 # Same grammar as apimachinery's ParseQuantity: signed decimal number, then a binary SI, decimal SI or exponent suffix.
-_QUANTITY = re.compile(r"^([+-]?(?:\d+\.?\d*|\.\d+))(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?\d+)?$")
+_QUANTITY = re.compile(r"([+-]?(?:\d+\.?\d*|\.\d+))(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?\d+)?")
+
+
+# "No matter which of the three exponent forms is used, no quantity may represent a number greater than 2^63-1 in
+# magnitude" (k8s.io/apimachinery@v0.34.0 pkg/api/resource/quantity.go). A larger one is refused here rather than
+# capped, so a typo is named; it also keeps every computation with a quantity small (`1e999999` made explain's
+# rounding up to a capacity step run for minutes).
+MAX_MAGNITUDE = Decimal(2**63 - 1)
 
 
 class QuantityError(ValueError):
@@ -23,7 +30,7 @@ class QuantityError(ValueError):
 
 def parse_quantity(text: str) -> Decimal:
     """Return the quantity's value in base units; raise QuantityError naming the accepted forms."""
-    match = _QUANTITY.match(str(text).strip())
+    match = _QUANTITY.fullmatch(str(text))  # as ParseQuantity: no space around it ("20Gi\n" is refused)
     if not match:
         raise QuantityError(
             f"{text!r} is not a Kubernetes quantity (examples: 20Gi, 81559Mi, 500m, 1e9)")
@@ -33,11 +40,16 @@ def parse_quantity(text: str) -> Decimal:
     except InvalidOperation as exc:  # pragma: no cover - the regex admits only valid decimals
         raise QuantityError(f"{text!r} is not a Kubernetes quantity") from exc
     if suffix in _BINARY:
-        return value * _BINARY[suffix]
-    if suffix in _DECIMAL:
-        return value * _DECIMAL[suffix]
-    try:
-        return value * (Decimal(10) ** int(suffix[1:]))
-    except ArithmeticError:  # decimal.Overflow: 1e999999999 is beyond any resource (the API server caps at 2^63)
-        raise QuantityError(f"{text!r} is too large for a Kubernetes quantity") from None
+        value *= _BINARY[suffix]
+    elif suffix in _DECIMAL:
+        value *= _DECIMAL[suffix]
+    elif len(suffix) <= 8:  # e-999999 to e999999: Decimal's default exponent range
+        value *= Decimal(10) ** int(suffix[1:])
+    elif value and suffix[1] == "-":
+        raise QuantityError(f"{text!r} is below the smallest Kubernetes quantity (1n)")
+    elif value:
+        value = MAX_MAGNITUDE + 1
+    if abs(value) > MAX_MAGNITUDE:
+        raise QuantityError(f"{text!r} is too large for a Kubernetes quantity (at most 2^63-1)")
+    return value
 
