@@ -260,9 +260,11 @@ def test_sigterm_while_policy_pack_probes_its_imports_leaves_no_process_or_tempo
     assert list(temporary.iterdir()) == [] and not (tmp_path / "pack").exists()
 
 
-def test_sigterm_while_the_files_are_written_ends_the_run_once_all_are_in_place(tmp_path: Path) -> None:
-    """Deterministic: SIGTERM arrives as the first file is written; the run ends with 143 once the whole run is in
-    place, the record listing exactly what is there."""
+@pytest.mark.parametrize("signum,code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)], ids=["SIGTERM", "Ctrl-C"])
+def test_a_signal_while_the_files_are_written_ends_the_run_once_all_are_in_place(tmp_path: Path, signum: int,
+                                                                                 code: int) -> None:
+    """Deterministic: the signal arrives as the first file is written; the run ends with its code once the whole
+    run is in place, the record listing exactly what is there."""
     script = """
 import os, signal, sys
 from pathlib import Path
@@ -271,18 +273,18 @@ from gpu_dra.cli.common import end_on_interrupt
 
 end_on_interrupt()
 stage = output_folder._Folders.stage
-def terminated(folders, folder, path, content):
-    os.kill(os.getpid(), signal.SIGTERM)
+def signalled(folders, folder, path, content):
+    os.kill(os.getpid(), int(sys.argv[2]))
     return stage(folders, folder, path, content)
-output_folder._Folders.stage = terminated
+output_folder._Folders.stage = signalled
 objects = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": f"team-{i}"}} for i in range(20)]
 manifest_files.write_manifests(objects, Path(sys.argv[1]))
-print("went on after SIGTERM")
+print("went on after the signal")
 """
     out = tmp_path / "out"
-    result = subprocess.run([sys.executable, "-c", script, str(out)], capture_output=True, text=True, timeout=60,
-                            env={**os.environ, "PYTHONPATH": str(ROOT)})
-    assert (result.returncode, result.stdout, result.stderr) == (143, "", "")
+    result = subprocess.run([sys.executable, "-c", script, str(out), str(int(signum))], capture_output=True, text=True,
+                            timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert (result.returncode, result.stdout, result.stderr) == (code, "", "")
     written = {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()}
     assert written == {".gpu-dra-files", *(f"_cluster/namespace-team-{i}.yaml" for i in range(20))}
     listed = (out / ".gpu-dra-files").read_text().splitlines()[1:]
