@@ -28,7 +28,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any, NamedTuple
 
-from gpu_dra.cli.common import DEFAULT_REQUEST_TIMEOUT, cut, ended_on_exit
+from gpu_dra.cli.common import DEFAULT_REQUEST_TIMEOUT, cut, ended_on_exit, killed
 from gpu_dra.core.config.models import DRA_NODE_LABEL
 
 
@@ -171,7 +171,7 @@ def _credential_plugins(limit: float | None) -> Iterator[_PluginFailures]:
             super().__init__(args, **options, process_group=0 if self.grouped else None)
 
         def communicate(self, input: str | None = None, timeout: float | None = None) -> tuple[str, str]:
-            with ended_on_exit(self.kill_all):
+            with ended_on_exit(killed(self, self.kill_all)):
                 try:
                     return super().communicate(input, timeout if timeout is not None else limit)
                 except subprocess.TimeoutExpired:

@@ -171,6 +171,17 @@ def end_on_interrupt() -> None:
             signal.signal(signum, _on_interrupt)
 
 
+def killed(process: Any, kill: Callable[[], object] | None = None) -> Callable[[], None]:
+    """A cleanup for `ended_on_exit` that kills a child process (`kill`: how, by default SIGKILL to it alone) and
+    waits a moment for it to end, so that it has ended, not only been signalled, when gpu-dra has."""
+
+    def cleanup() -> None:
+        (kill or process.kill)()
+        with contextlib.suppress(Exception):  # gone already, or being waited on where the signal came
+            process.wait(timeout=5)
+    return cleanup
+
+
 @contextlib.contextmanager
 def ended_on_exit(cleanup: Callable[[], object]) -> Iterator[None]:
     """`cleanup` (a child process's kill) runs also when a signal ends the run inside the block: `end_process` runs
