@@ -161,11 +161,30 @@ def test_the_bytes_of_the_whole_read_are_bounded(fake_api: FakeApiServer, kubeco
     assert fake_api.paths().count(SLICES_PATH) == READ_BYTES // (60 * MIB) + 1
 
 
-def test_memory_running_out_is_said_so(fake_api: FakeApiServer, kubeconfig: Path) -> None:
-    """An answer within what one may hold whose JSON takes 20 times its size in memory: 20 million empty objects
-    (60 MB; 1.3 GB as Python dicts). Before: "cannot reach the API server: MemoryError"."""
+def test_json_that_amplifies_is_refused_before_it_is_parsed(fake_api: FakeApiServer, kubeconfig: Path) -> None:
+    """An answer within what one may hold whose JSON takes 24 times its size in memory: 20 million empty objects
+    (60 MB; 1.6 GB as Python dicts). Its parsed size is estimated from the text first: refused in time, without a
+    memory cap, and with what to do."""
     fake_api.faults[SLICES_PATH] = Fault(empty_items=20_000_000)
-    run = inventory(kubeconfig, capped=True)
+    run = inventory(kubeconfig)
+    bad_input(run, f"the objects the API server at {fake_api.url} answered, up to GET {SLICES_PATH}, would take "
+                   "about 2,040 MiB of memory once parsed, more than --read-memory (768 MiB): raise it")
+    assert run.took < 30
+
+
+def test_read_memory_raises_the_bound(fake_api: FakeApiServer, kubeconfig: Path) -> None:
+    fake_api.faults[SLICES_PATH] = Fault(empty_items=20_000_000)
+    run = inventory(kubeconfig, "--read-memory", "512Mi")
+    bad_input(run, "more than --read-memory (512 MiB)")
+    assert inventory(kubeconfig, "--read-memory", "lots").stderr.endswith(
+        "argument --read-memory: 'lots' is not a size such as 1Gi or 4Gi (1Mi at least)\n")
+
+
+def test_memory_running_out_is_said_so(fake_api: FakeApiServer, kubeconfig: Path) -> None:
+    """Where the machine has less memory than --read-memory allows: the error says memory ran out, not "cannot reach
+    the API server: MemoryError" as before."""
+    fake_api.faults[SLICES_PATH] = Fault(empty_items=20_000_000)
+    run = inventory(kubeconfig, "--read-memory", "8Gi", capped=True)
     bad_input(run, f"memory ran out while the answer to GET {SLICES_PATH} from {fake_api.url} was parsed (60,000,",
               "bytes of JSON): the machine has too little for this cluster's objects")
     assert "cannot reach" not in run.stderr

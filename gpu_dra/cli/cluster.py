@@ -80,6 +80,12 @@ PAGES_PER_READ = 1_000  # the longest read (explain's, 7 lists) needs ~300
 OBJECTS_PER_READ = 1_000_000  # ~150,000 besides Pending pods and their events (40,000 claims, 5,000 nodes, ...)
 RESPONSE_BYTES = 64 << 20  # one answer, as received and as inflated: 6 times the largest page
 READ_BYTES = 1 << 30  # every answer of the read together, inflated: 3 times the largest cluster's
+# What the objects read may take in memory once parsed, estimated from each page's JSON before it is parsed
+# (_parsed_size). A 1,000-node cluster's ResourceSlices (bench/generate.py: 18 MB of JSON, 34 MB parsed) are estimated
+# at 60 MiB, so the default leaves room for a 5,000-node cluster's slices, nodes and claims, and keeps a read under
+# 1 GB with the process's own ~150 MB; `--read-memory` raises it. JSON takes 2 to 6 times its size parsed, and up to
+# 24 times (millions of empty objects): a bound on bytes alone let 60 MB of them take 1.6 GB.
+READ_MEMORY = 768 << 20
 READ_DEADLINE_REQUESTS = 20  # the read as a whole may take as long as 20 requests at --request-timeout (10 min)
 # A kubeconfig of 600 clusters with their CA certificates is ~1 MB; the client parses it with PyYAML in Python,
 # which takes ~15 s and 400 MB for 1 MB of the smallest mappings.
@@ -281,11 +287,12 @@ def _kubeconfig_problem(error: Exception) -> str:
 
 def read_cluster(kubeconfig: str | None, context: str | None,
                  timeout: float | None = DEFAULT_REQUEST_TIMEOUT, reads: Sequence[Read] = DEVICE_READS,
-                 namespace: str | None = None) -> ClusterState:
+                 namespace: str | None = None, memory: int = READ_MEMORY) -> ClusterState:
     """Every object of `reads` and the DeviceTaintRules, with a note where the API server serves no DeviceTaintRules
     (what the objects say, such as GPU nodes without slices, is for the verbs to judge: silent_gpu_nodes).
     `timeout`: seconds per request and for the credential plugin, None for no limit (then the read as a whole has
-    none either). `namespace`: where the namespaced reads list, None for all."""
+    none either). `namespace`: where the namespaced reads list, None for all. `memory`: what the parsed objects
+    may take (READ_MEMORY)."""
     from kubernetes import client, config
     from urllib3.exceptions import NewConnectionError
     from urllib3.exceptions import TimeoutError as RequestTimeout
@@ -307,7 +314,7 @@ def read_cluster(kubeconfig: str | None, context: str | None,
         configuration.retries = False  # urllib3 would repeat a request that timed out three more times
         narrower = " With explain, -n NAMESPACE reads one namespace's pods and events." \
             if namespace is None and any(read.namespaced for read in reads) else ""
-        reader = _Reader(client.ApiClient(configuration), timeout, narrower)
+        reader = _Reader(client.ApiClient(configuration), timeout, narrower, memory)
         endpoint = reader.endpoint
         listed: dict[str, list[dict[str, Any]]] = {}
         rules_version = None  # the version DeviceTaintRules were listed in, None where none serves them
@@ -422,9 +429,8 @@ def _refusal_hint(status: int, read: Read, namespace: str | None, version: str |
 class _Reader:
     """The GET requests of one read, within its bounds: each answer within `timeout` seconds in all and
     RESPONSE_BYTES, each list within PAGES_PER_LIST pages, and the read as a whole within PAGES_PER_READ pages,
-    READ_BYTES, OBJECTS_PER_READ and READ_DEADLINE_REQUESTS times `timeout`. Memory is bounded only through bytes:
-    JSON takes ~4 times its size once parsed, and where a page's takes far more (millions of empty objects) and the
-    memory runs out, the error says so.
+    READ_BYTES, OBJECTS_PER_READ, READ_DEADLINE_REQUESTS times `timeout`, and `memory` for what the pages take
+    once parsed, estimated before each is parsed; where the memory runs out even so, the error says so.
 
     Requests go through the client's connection pool (its TLS, proxy and credentials, refreshed by the exec plugin
     as the client does) but not through its REST layer, which reads the whole body of an error answer into memory
@@ -434,8 +440,10 @@ class _Reader:
     over 128 KiB, k8s.io/apiserver@v0.34.0: pkg/endpoints/handlers/responsewriters/writers.go), and inflated here
     within the bounds."""
 
-    def __init__(self, api_client: Any, timeout: float | None, narrower: str):
+    def __init__(self, api_client: Any, timeout: float | None, narrower: str, memory: int = READ_MEMORY):
         self.api_client = api_client
+        self.memory_limit = memory
+        self.memory = 0  # the estimated size of the pages parsed
         self.timeout = timeout
         self.narrower = narrower  # how to read less, where a bound of the read as a whole is passed
         self.endpoint = cut(str(api_client.configuration.host), 100)
@@ -562,6 +570,12 @@ class _Reader:
                                        "while it was read in pages (HTTP 410 Gone): the cluster changed meanwhile; "
                                        "run again") from None
                 raise
+            self.memory += _parsed_size(body)
+            if self.memory > self.memory_limit:
+                raise ClusterError(f"the objects the API server at {self.endpoint} answered, up to GET {path}, would "
+                                   f"take about {self.memory >> 20:,} MiB of memory once parsed, more than "
+                                   f"--read-memory ({self.memory_limit >> 20:,} MiB): raise it for a cluster this "
+                                   "large" + self.narrower)
             try:
                 page = json.loads(body)
                 found, token = page.get("items") or [], (page.get("metadata") or {}).get("continue") or ""
@@ -614,6 +628,16 @@ class _Reader:
             if (value or "") != wanted:
                 return False
         return True
+
+
+def _parsed_size(body: bytes | bytearray) -> int:
+    """About what `json.loads(body)` takes in memory, counted on the text before it is parsed (a few passes of
+    bytes.count): its strings' bytes, and for each container, string and other value what CPython gives it (a dict
+    64 to 232 bytes, a str 50 and more, an int 28, a list slot or dict entry 8 to 32). Above the real size for
+    Kubernetes objects (1.2 times it for ResourceSlices, which take 5.8 times their JSON), and for JSON made to
+    amplify (empty objects: 24 times their JSON) too."""
+    containers = body.count(b"{") + body.count(b"[")
+    return len(body) + 72 * containers + 50 * (body.count(b'"') // 2) + 32 * (body.count(b",") + body.count(b":"))
 
 
 class _Gunzip:

@@ -227,6 +227,19 @@ def request_timeout(text: str) -> float | None:
     return seconds or None
 
 
+def memory_size(text: str) -> int:
+    """`--read-memory` as a Kubernetes quantity of bytes: 1Gi, 512Mi, 4G."""
+    from gpu_dra.core.dra.quantity import QuantityError, parse_quantity
+
+    try:
+        size = parse_quantity(text)
+    except QuantityError:
+        size = None
+    if size is None or size < 1 << 20:
+        raise argparse.ArgumentTypeError(f"{cut(text, 40)!r} is not a size such as 1Gi or 4Gi (1Mi at least)")
+    return int(size)
+
+
 def check_kubernetes_version(version: str | None) -> None:
     """`--kubernetes-version`, before any input is read: one of the minor versions whose gates gpu-dra knows."""
     from gpu_dra.core.facts.gates import VERSIONS
@@ -344,6 +357,9 @@ def cluster_options(parser: argparse.ArgumentParser) -> None:
                         help=f"for --cluster: how long one API request, or the kubeconfig's credential plugin, may "
                              f"take, as kubectl's: 30s, 2m; 0 waits forever (default {DEFAULT_REQUEST_TIMEOUT:g}s). "
                              "The whole read may take 20 times as long")
+    parser.add_argument("--read-memory", type=memory_size, default=None, metavar="SIZE",
+                        help="for --cluster: how much memory the objects read may take once parsed, estimated before "
+                             "each page is (default 768Mi; a 1,000-node cluster's ResourceSlices take ~60Mi)")
 
 
 def read_live_cluster(args: argparse.Namespace, reads: Any = None) -> Any:
@@ -352,7 +368,8 @@ def read_live_cluster(args: argparse.Namespace, reads: Any = None) -> Any:
 
     try:
         return read_cluster(args.kubeconfig, args.context, args.request_timeout, reads or DEVICE_READS,
-                            getattr(args, "namespace", None))
+                            getattr(args, "namespace", None), **({"memory": args.read_memory}
+                                                                 if getattr(args, "read_memory", None) else {}))
     except ClusterError as error:
         raise UsageError(str(error)) from None
 
