@@ -176,7 +176,7 @@ def test_logs_refuses_a_device_it_would_read_for_ever() -> None:
     _refused(_cli("logs", "/dev/zero", deadline=20), "/dev/zero: a device, not a log file")
 
 
-ENDLESS = "is longer than 256 Mi characters, more than any file or dump gpu-dra reads"
+ENDLESS = "is longer than 256 Mi characters, more than any file of its kind gpu-dra reads"
 
 
 def test_an_endless_file_is_refused_within_the_bounds() -> None:
@@ -194,7 +194,17 @@ def test_a_team_file_linked_to_an_endless_device_is_refused_within_the_bounds(pr
     team.unlink()
     team.symlink_to("/dev/zero")
     _refused(_cli("--project-dir", project.root, "render", "--stack", "dev", "--out", project.root / "out"),
-             f"stacks/teams/research.yaml: {ENDLESS}")
+             "stacks/teams/research.yaml: is longer than 4 Mi characters, more than any file of its kind")
+
+
+def test_a_team_file_made_to_fill_the_memory_is_refused_at_once(project: Project) -> None:
+    """A pull request's team file of 200 MB of empty mappings: parsed with lines it would take gigabytes; a project
+    file (a few kB) is read up to 4 Mi characters."""
+    team = project.root / "stacks" / "teams" / "research.yaml"
+    with team.open("w") as out:
+        out.write("name: research\nnotes: [" + "{}, " * (50 << 20) + "{}]\n")
+    _refused(_cli("--project-dir", project.root, "check", "--stack", "dev", deadline=30),
+             "stacks/teams/research.yaml: is longer than 4 Mi characters, more than any file of its kind")
 
 
 @pytest.mark.parametrize("argv", [("lint", CLAIM), ("explain", DUMP, CLAIM), ("inventory", DUMP), ("--help",),

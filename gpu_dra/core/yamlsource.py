@@ -365,19 +365,22 @@ def parse_documents(text: str, display: str, *, lines: bool = True) -> list[Loca
 # Inputs longer than this are refused, not read whole: a 5,000-node fleet's `kubectl get resourceslices -o json` is
 # about 90 MB, and an endless input (/dev/zero, `yes |`, a team file linked to a device) would fill the memory.
 MAX_INPUT_CHARACTERS = 256 << 20
+# A project file (stack, team, Pulumi.yaml) is a few kB; a team at its 100 claim templates ~100 kB. A team's pull
+# request could otherwise make `gpu-dra check` parse hundreds of MB with lines (gigabytes in memory).
+MAX_PROJECT_FILE_CHARACTERS = 4 << 20
 _READ_CHARACTERS = 1 << 20
 
 
-def read_text(stream: TextIO, display: str) -> str:
-    """All the text of `stream`; a ConfigError naming `display` past MAX_INPUT_CHARACTERS."""
+def read_text(stream: TextIO, display: str, limit: int = MAX_INPUT_CHARACTERS) -> str:
+    """All the text of `stream`; a ConfigError naming `display` past `limit` characters."""
     pieces: list[str] = []
     size = 0
-    while piece := stream.read(_READ_CHARACTERS):
+    while piece := stream.read(min(_READ_CHARACTERS, limit + 1)):
         size += len(piece)
-        if size > MAX_INPUT_CHARACTERS:
-            raise ConfigError([_unreadable(display, f"is longer than {MAX_INPUT_CHARACTERS >> 20} Mi characters, "
-                                                    "more than any file or dump gpu-dra reads (an endless stream or "
-                                                    "device?); give the file itself, or split it")])
+        if size > limit:
+            raise ConfigError([_unreadable(display, f"is longer than {limit >> 20} Mi characters, more than any "
+                                                    "file of its kind gpu-dra reads (an endless stream or device?); "
+                                                    "give the file itself, or split it")])
         pieces.append(piece)
     return "".join(pieces)
 
@@ -386,7 +389,7 @@ def read_yaml(path: Path, display: str) -> Located:
     """Parse one YAML document; unreadable or malformed files become a ConfigError naming the file and line."""
     try:
         with path.open(encoding="utf-8") as stream:
-            text = read_text(stream, display)
+            text = read_text(stream, display, MAX_PROJECT_FILE_CHARACTERS)
     except OSError as exc:
         raise ConfigError([_unreadable(display, f"cannot read: {exc.strerror}")]) from None
     except UnicodeDecodeError:
