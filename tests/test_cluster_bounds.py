@@ -154,9 +154,10 @@ def test_a_gzip_bomb_is_inflated_no_further_than_an_answer_may_hold(fake_api: Fa
 
 
 def test_the_bytes_of_the_whole_read_are_bounded(fake_api: FakeApiServer, kubeconfig: Path) -> None:
-    """Pages each within what an answer may hold, without end: the read stops at READ_BYTES in all."""
+    """Pages each within what an answer may hold, without end: the read stops at READ_BYTES in all (with
+    --read-memory raised, which these pages of padding would reach first)."""
     fake_api.faults[SLICES_PATH] = Fault(size=60 * MIB, endless=True)
-    run = inventory(kubeconfig, capped=True)
+    run = inventory(kubeconfig, "--read-memory", "8Gi", capped=True)
     bad_input(run, f"answered more than {READ_BYTES:,} bytes in all by GET {SLICES_PATH}")
     assert fake_api.paths().count(SLICES_PATH) == READ_BYTES // (60 * MIB) + 1
 
