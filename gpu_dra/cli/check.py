@@ -24,13 +24,13 @@ from pulumi_policy.policy import _PolicyAnalyzerServicer
 from gpu_dra import __version__
 from gpu_dra.cli.common import SARIF_SCHEMA
 from gpu_dra.core import policy
-from gpu_dra.core.config.loader import build_stack, platform_only_keys, stack_file, stack_values, team_file
+from gpu_dra.core.config.loader import build_stack, stack_file, stack_values, team_file
 from gpu_dra.core.config.models import Platform, Stack
 from gpu_dra.core.dra.objects import parse_device_class
 from gpu_dra.core.facts.engine_shapes import EngineResource, Registered, engine_view
 from gpu_dra.core.findings import CONFIG, NOT_JUDGED, Finding
 from gpu_dra.core.render import charts, manifests, names
-from gpu_dra.core.yamlsource import Located, format_path, read_yaml
+from gpu_dra.core.yamlsource import Located, read_yaml
 from gpu_dra.policypack import collecting, policies, violation_message
 
 _PROTO_LEVELS = {policy.ADVISORY: analyzer_pb2.ADVISORY, policy.MANDATORY: analyzer_pb2.MANDATORY,
@@ -155,22 +155,10 @@ def pack_config(stack: Stack, root: Path | None = None) -> dict[str, Any]:
     if workloads:  # only the rule that places them reads them
         sections[policy.migration.RULE]["legacyWorkloads"] = workloads
     sections["admin-access-restricted"]["adminNamespaces"] = sorted(t.namespace_name for t in stack.teams if t.admin)
-    claims = platform_keys(root, stack) if root is not None else []
-    if claims:
-        sections["team-file-platform-keys"]["platformKeys"] = claims
+    if stack.platform_keys:
+        sections["team-file-platform-keys"]["platformKeys"] = [
+            {"team": k.team, "teamFile": k.file, "line": k.line, "key": k.key} for k in stack.platform_keys]
     return sections
-
-
-def platform_keys(root: Path, stack: Stack) -> list[dict[str, Any]]:
-    """Where the stack's team files set a key only the platform may (the loader ignored it)."""
-    out = []
-    for team in stack.teams:
-        path = team_file(root, team.name)
-        display = str(path.relative_to(root))
-        located = read_yaml(path, display)
-        out += [{"team": team.name, "teamFile": display, "line": located.line(loc), "key": format_path(loc)}
-                for loc in platform_only_keys(located.data)]
-    return out
 
 
 def _struct(values: Any) -> struct_pb2.Struct:

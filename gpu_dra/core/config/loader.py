@@ -28,6 +28,7 @@ from gpu_dra.core.config.models import (
     Cluster,
     Environment,
     Platform,
+    PlatformKey,
     Quota,
     Stack,
     StackConfig,
@@ -266,9 +267,10 @@ def build_stack(root: Path, stack: str, values: Mapping[str, Any], located: Loca
     problems += _stack_rules(parts, bool(ours.get("kubeconfig")), display, located)
     teams: list[Team] = []
     team_lines: dict[str, Located] = {}
+    platform_keys: list[PlatformKey] = []
     for name, hosting in parts.teams.items():
         try:
-            team, team_lines[name] = _load_team(root, name)
+            team, team_lines[name], left_out = _load_team(root, name)
         except ConfigError as exc:
             problems += exc.findings
             continue
@@ -277,6 +279,7 @@ def build_stack(root: Path, stack: str, values: Mapping[str, Any], located: Loca
                                            _at(located, "teams", name)))
             continue
         teams.append(_apply_hosting(team, hosting))
+        platform_keys += left_out
     problems += _team_rules(parts, teams, team_lines, display, located)
     if config is not None and not any(p.file.startswith("stacks/teams/") for p in problems):
         for loc, message in nvidia_driver.gate_problems(config, teams):
@@ -284,7 +287,7 @@ def build_stack(root: Path, stack: str, values: Mapping[str, Any], located: Loca
                                            _at(located, "draDriver", *loc)))
     if problems or config is None:
         raise ConfigError(problems)
-    return Stack(name=stack, config=config, teams=teams)
+    return Stack.model_validate({"name": stack, "config": config, "teams": teams, "platformKeys": platform_keys})
 
 
 # Namespaces a stack file may set besides ours: the providers of the Pulumi packages the program uses read them.
@@ -519,7 +522,7 @@ def _reserved_label(key: str) -> bool:
     return any(domain == d or domain.endswith("." + d) for d in _RESERVED_LABEL_DOMAINS)
 
 
-def platform_only_keys(data: Any) -> list[Loc]:
+def _platform_only_keys(data: Any) -> list[Loc]:
     """The key paths of a team file's data that only the platform may set."""
     if not isinstance(data, dict):
         return []
@@ -547,8 +550,9 @@ class _NoTeamFile(Exception):
     """A team the stack names has no file: reported at the stack's `gpu-dra:teams` entry, where the name is."""
 
 
-def _load_team(root: Path, name: str) -> tuple[Team, Located]:
-    """A team file validated, and its lines; every mistake in it is raised at once as a ConfigError."""
+def _load_team(root: Path, name: str) -> tuple[Team, Located, list[PlatformKey]]:
+    """A team file validated, its lines, and the keys only the platform may set that it was read without; every
+    mistake in it is raised at once as a ConfigError."""
     path = team_file(root, name)
     display = str(path.relative_to(root))
     if not path.exists():
@@ -560,7 +564,9 @@ def _load_team(root: Path, name: str) -> tuple[Team, Located]:
     if not isinstance(data, dict):
         raise ConfigError([config_finding(display, "", "must be a mapping with keys name, namespace, quota, "
                                                        "claimTemplates, ...")])
-    data = _without(data, platform_only_keys(data))  # reported by the policy team-file-platform-keys
+    reserved = _platform_only_keys(data)
+    left_out = [PlatformKey(team=name, file=display, line=located.line(loc), key=format_path(loc)) for loc in reserved]
+    data = _without(data, reserved)
     problems = []
     if isinstance(data.get("name"), str) and data["name"] != name:
         problems.append(config_finding(display, "name", f"is {data['name']!r} but the file is for team {name!r}; "
@@ -580,7 +586,7 @@ def _load_team(root: Path, name: str) -> tuple[Team, Located]:
                                                "manifests inside it", located.line(("workloads", index))))
     if problems:
         raise ConfigError(problems)
-    return team, located
+    return team, located, left_out
 
 
 def _undeclared_classes(team: Team, own: Located, hosting: TeamHosting | None, declared: set[str], stack: str,

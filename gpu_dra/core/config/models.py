@@ -935,9 +935,20 @@ class StackConfig(Model):
         return self.environment is Environment.prod
 
 
+class PlatformKey(Model):
+    """A key only the platform may set, written in a hosted team's file: the loader leaves it out, and the policy
+    team-file-platform-keys reports it at `line`."""
+
+    team: str
+    file: str
+    line: int | None
+    key: str
+
+
 class Stack(Model):
     """A validated stack: its config and the teams it hosts, overrides applied."""
 
     name: str
     config: StackConfig
     teams: list[Team]
+    platform_keys: list[PlatformKey] = Field(default_factory=list)
