@@ -169,7 +169,7 @@ def test_json_that_amplifies_is_refused_before_it_is_parsed(fake_api: FakeApiSer
     fake_api.faults[SLICES_PATH] = Fault(empty_items=20_000_000)
     run = inventory(kubeconfig)
     bad_input(run, f"the objects the API server at {fake_api.url} answered, up to GET {SLICES_PATH}, would take "
-                   "about 2,040 MiB of memory once parsed, more than --read-memory (768 MiB): raise it")
+                   "about 2,346 MiB of memory once parsed, more than --read-memory (768 MiB): raise it")
     assert run.took < 30
 
 

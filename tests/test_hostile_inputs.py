@@ -16,6 +16,7 @@ from typing import IO, Any
 import pytest
 
 from gpu_dra.core.dra.objects import ObjectError, parse_slice
+from gpu_dra.core.yamlsource import PARSED_MEMORY, parsed_size
 
 from .conftest import ROOT, Project
 
@@ -159,6 +160,17 @@ def test_a_key_that_is_a_list_holding_a_mapping_is_refused(tmp_path: Path, verb:
 # --------------------------------------------------------------------------------------------- reading and writing
 
 
+def test_a_pod_file_whose_node_name_is_a_list_is_bad_input(tmp_path: Path) -> None:
+    """The API stores spec.nodeName as a string; a list in a Pod file matched no node and read as "not
+    allocatable" (exit 1) instead of naming the mistake."""
+    pod = tmp_path / "pod.yaml"
+    pod.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: ml-training}\nspec:\n"
+                   "  nodeName: [a, b]\n  containers: [{name: c, image: x, resources: {claims: [{name: g}]}}]\n"
+                   "  resourceClaims: [{name: g, resourceClaimName: h100-pair-same-pcie-root}]\n")
+    _refused(_cli("explain", DUMP, pod, CLAIM, "--pod", "ml-training/p"),
+             "Pod ml-training/p: spec.nodeName: must be a string (a node's name), not list")
+
+
 def test_a_closed_stdin_is_bad_input() -> None:
     result = _cli("lint", "-", closed=0)
     _refused(result)
@@ -205,6 +217,59 @@ def test_a_team_file_made_to_fill_the_memory_is_refused_at_once(project: Project
         out.write("name: research\nnotes: [" + "{}, " * (50 << 20) + "{}]\n")
     _refused(_cli("--project-dir", project.root, "check", "--stack", "dev", deadline=30),
              "stacks/teams/research.yaml: is longer than 4 Mi characters, more than any file of its kind")
+
+
+def test_a_team_file_under_the_size_bound_made_to_fill_the_memory_is_refused_at_once(project: Project) -> None:
+    """3 MB of `- a: b` lines, under the 4 Mi characters of a project file, would take about 1 GB parsed with lines:
+    a project file may take PROJECT_FILE_MEMORY once parsed."""
+    team = project.root / "stacks" / "teams" / "research.yaml"
+    team.write_text("name: research\nnotes:\n" + "- a: b\n" * 430_000)
+    _refused(_cli("--project-dir", project.root, "check", "--stack", "dev", deadline=30),
+             "stacks/teams/research.yaml: would take about", "MiB of memory once parsed")
+
+
+# The shapes that cost the most memory per character through each parser (tests/test_yamlsource_memory.py), each
+# sized to just under the default bound (PARSED_MEMORY) by its estimate: read whole under a 1 GB address space.
+def _items_under(make: Callable[[int], str], parser: str) -> int:
+    per_thousand = parsed_size(make(1001), parser) - parsed_size(make(1), parser)
+    return (PARSED_MEMORY - (16 << 20)) * 1000 // per_thousand
+
+
+HEAVIEST = {
+    "json": (lambda n: '{"kind": "List", "items": [' + ",".join(["{}"] * n) + "]}", "json-unique", "inventory"),
+    "yaml": (lambda n: "kind: List\nitems:\n" + "- a: b\n" * n, "yaml", "inventory"),
+    "lines": (lambda n: "kind: List\nitems:\n" + "- - - a\n" * n, "lines", "lint"),
+}
+
+
+@pytest.mark.parametrize("shape", HEAVIEST)
+def test_a_dump_at_the_memory_bound_is_read_within_1_gb(tmp_path: Path, shape: str) -> None:
+    """21 MB of empty objects in a JSON List took 1.1 GB in `gpu-dra inventory`: bounded by size only, and every
+    object copied once more after the parse."""
+    make, parser, verb = HEAVIEST[shape]
+    path = tmp_path / "dump.yaml"
+    path.write_text(make(_items_under(make, parser)))
+    result = _cli(verb, path)
+    assert "Traceback" not in result.stderr and "MemoryError" not in result.stderr, result.stderr
+    assert result.returncode in (0, 1, 2) and "would take about" not in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("shape", HEAVIEST)
+def test_a_dump_over_the_memory_bound_is_refused_before_it_is_parsed(tmp_path: Path, shape: str) -> None:
+    make, parser, verb = HEAVIEST[shape]
+    path = tmp_path / "dump.yaml"
+    path.write_text(make(_items_under(make, parser) * 11 // 10))
+    _refused(_cli(verb, path, deadline=20), f"{path}: would take about", "more than the 768 MiB gpu-dra gives")
+
+
+def test_the_files_of_one_run_share_the_memory_bound(tmp_path: Path) -> None:
+    """Two files each under --read-memory, together over it: the second is refused, naming what was left."""
+    first, second = tmp_path / "a.json", tmp_path / "b.json"
+    for path in (first, second):
+        path.write_text('{"kind": "List", "items": [' + ",".join(["{}"] * 30_000) + "]}")
+    _refused(_cli("inventory", "--read-memory", "6Mi", first, second),
+             f"{second}: would take about", "MiB left of the 6 MiB", "raise --read-memory")
+    assert "would take" not in _cli("inventory", "--read-memory", "12Mi", first, second).stderr
 
 
 @pytest.mark.parametrize("argv", [("lint", CLAIM), ("explain", DUMP, CLAIM), ("inventory", DUMP), ("--help",),

@@ -30,6 +30,7 @@ from typing import IO, Any, NamedTuple
 
 from gpu_dra.cli.common import DEFAULT_REQUEST_TIMEOUT, cut, ended_on_exit, killed
 from gpu_dra.core.config.models import DRA_NODE_LABEL
+from gpu_dra.core.yamlsource import PARSED_MEMORY, parsed_size
 
 
 class Read(NamedTuple):
@@ -81,11 +82,12 @@ OBJECTS_PER_READ = 1_000_000  # ~150,000 besides Pending pods and their events (
 RESPONSE_BYTES = 64 << 20  # one answer, as received and as inflated: 6 times the largest page
 READ_BYTES = 1 << 30  # every answer of the read together, inflated: 3 times the largest cluster's
 # What the objects read may take in memory once parsed, estimated from each page's JSON before it is parsed
-# (_parsed_size). A 1,000-node cluster's ResourceSlices (bench/generate.py: 18 MB of JSON, 34 MB parsed) are estimated
-# at 60 MiB, so the default leaves room for a 5,000-node cluster's slices, nodes and claims, and keeps a read under
-# 1 GB with the process's own ~150 MB; `--read-memory` raises it. JSON takes 2 to 6 times its size parsed, and up to
-# 24 times (millions of empty objects): a bound on bytes alone let 60 MB of them take 1.6 GB.
-READ_MEMORY = 768 << 20
+# (yamlsource.parsed_size), the same bound as for the files a run is given (PARSED_MEMORY). A 1,000-node cluster's
+# ResourceSlices (bench/generate.py: 18 MB of JSON, 38 MB parsed) are estimated at 71 MiB, so the default leaves room
+# for a 5,000-node cluster's slices, nodes and claims, and keeps a read under 1 GB with the process's own ~150 MB;
+# `--read-memory` raises it. JSON takes 2 to 6 times its size parsed, and up to 24 times (millions of empty
+# objects): a bound on bytes alone let 60 MB of them take 1.6 GB.
+READ_MEMORY = PARSED_MEMORY
 READ_DEADLINE_REQUESTS = 20  # the read as a whole may take as long as 20 requests at --request-timeout (10 min)
 # A kubeconfig of 600 clusters with their CA certificates is ~1 MB; the client parses it with PyYAML in Python,
 # which takes ~15 s and 400 MB for 1 MB of the smallest mappings.
@@ -570,7 +572,7 @@ class _Reader:
                                        "while it was read in pages (HTTP 410 Gone): the cluster changed meanwhile; "
                                        "run again") from None
                 raise
-            self.memory += _parsed_size(body)
+            self.memory += parsed_size(body, "json")
             if self.memory > self.memory_limit:
                 raise ClusterError(f"the objects the API server at {self.endpoint} answered, up to GET {path}, would "
                                    f"take about {self.memory >> 20:,} MiB of memory once parsed, more than "
@@ -628,16 +630,6 @@ class _Reader:
             if (value or "") != wanted:
                 return False
         return True
-
-
-def _parsed_size(body: bytes | bytearray) -> int:
-    """About what `json.loads(body)` takes in memory, counted on the text before it is parsed (a few passes of
-    bytes.count): its strings' bytes, and for each container, string and other value what CPython gives it (a dict
-    64 to 232 bytes, a str 50 and more, an int 28, a list slot or dict entry 8 to 32). Above the real size for
-    Kubernetes objects (1.2 times it for ResourceSlices, which take 5.8 times their JSON), and for JSON made to
-    amplify (empty objects: 24 times their JSON) too."""
-    containers = body.count(b"{") + body.count(b"[")
-    return len(body) + 72 * containers + 50 * (body.count(b'"') // 2) + 32 * (body.count(b",") + body.count(b":"))
 
 
 class _Gunzip:

@@ -290,11 +290,16 @@ def shown(path: Path, root: Path) -> str:
         return str(path)
 
 
-def read_inputs(paths: list[str], lines: bool = True) -> list[tuple[str, list[Any]]]:
+def read_inputs(paths: list[str], lines: bool = True,
+                args: argparse.Namespace | None = None) -> list[tuple[str, list[Any]]]:
     """(display name, parsed documents) per path; `-` is stdin. Unreadable or malformed input: exit 2.
-    `lines=False` for dumps no finding points into (fleet-sized ResourceSlice lists parse 8 times faster)."""
-    from gpu_dra.core.yamlsource import parse_documents, read_text
+    `lines=False` for dumps no finding points into (fleet-sized ResourceSlice lists parse 8 times faster).
+    The files together may take `--read-memory` once parsed, where the verb has it (`args`), else PARSED_MEMORY."""
+    from gpu_dra.core.yamlsource import PARSED_MEMORY, ParseBudget, parse_documents, read_text
 
+    flag = args is not None and hasattr(args, "read_memory")
+    budget = ParseBudget(flag and args.read_memory or PARSED_MEMORY,  # type: ignore[union-attr]
+                         " or raise --read-memory" if flag else "")
     inputs = []
     for path in paths:
         name = "<stdin>" if path == "-" else path
@@ -308,7 +313,7 @@ def read_inputs(paths: list[str], lines: bool = True) -> list[tuple[str, list[An
                 text = read_text(sys.stdin, name)
         except (OSError, UnicodeDecodeError) as error:
             raise UsageError(f"{cut(name)}: cannot read: {getattr(error, 'strerror', None) or error}") from None
-        inputs.append((name, parse_documents(text, name, lines=lines)))
+        inputs.append((name, parse_documents(text, name, lines=lines, budget=budget)))
     return inputs
 
 
@@ -358,8 +363,9 @@ def cluster_options(parser: argparse.ArgumentParser) -> None:
                              f"take, as kubectl's: 30s, 2m; 0 waits forever (default {DEFAULT_REQUEST_TIMEOUT:g}s). "
                              "The whole read may take 20 times as long")
     parser.add_argument("--read-memory", type=memory_size, default=None, metavar="SIZE",
-                        help="for --cluster: how much memory the objects read may take once parsed, estimated before "
-                             "each page is (default 768Mi; a 1,000-node cluster's ResourceSlices take ~60Mi)")
+                        help="how much memory the files given, and with --cluster the objects read, may take once "
+                             "parsed, estimated before each file or page is (default 768Mi; a 1,000-node cluster's "
+                             "ResourceSlices are estimated at ~100Mi)")
 
 
 def read_live_cluster(args: argparse.Namespace, reads: Any = None) -> Any:
@@ -384,7 +390,7 @@ def gather(args: argparse.Namespace, cluster: Any = None,
     from gpu_dra.core.analysis.inventory import InventoryError
     from gpu_dra.core.yamlsource import Located
 
-    sources: list[tuple[str, list[Any]]] = read_inputs(args.paths, lines=False)
+    sources: list[tuple[str, list[Any]]] = read_inputs(args.paths, lines=False, args=args)
     origins = list(args.paths)
     notes: list[str] = []
     if args.cluster:
@@ -404,7 +410,7 @@ def gather(args: argparse.Namespace, cluster: Any = None,
         devices.devices.extend(found.devices)
         devices.slices.extend(found.slices)  # those without devices too: they count in their pool
         devices.taint_rules.extend(found.taint_rules)
-        mine = [dict(obj) for document in documents for obj in inv.objects_in_document(document.data)
+        mine = [obj for document in documents for obj in inv.objects_in_document(document.data)
                 if obj.get("kind") not in ("ResourceSlice", "DeviceTaintRule")]
         validate_objects(mine, name)
         objects += mine

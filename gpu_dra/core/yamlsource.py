@@ -195,7 +195,8 @@ def _collect_lines(loader: _Loader, node: yaml.Node, loc: Loc, lines: dict[Loc, 
             _collect_lines(loader, item, loc + (index,), lines, display)
 
 
-def _with_lines(text: str, display: str) -> list[Located]:
+def _with_lines(text: str, display: str, budget: ParseBudget) -> list[Located]:
+    budget.check(text, "lines", display)
     loader = _Loader(text)
     documents = []
     try:
@@ -303,25 +304,28 @@ def _json_document(text: str) -> Any:
     return None if _SURROGATE_ESCAPE.search(text) else data
 
 
-def _dump_documents(text: str, display: str) -> list[Located]:
+def _dump_documents(text: str, display: str, budget: ParseBudget) -> list[Located]:
     if _looks_like_json(text):
+        budget.check(text, "json-unique", display)
         data = _json_document(text)
         if data is not None:
             return [Located(data, {})]
     if not _kubectl_like(text):
-        return _with_lines(text, display)
+        return _with_lines(text, display, budget)
+    budget.check(text, "yaml", display)
     try:
         data = yaml_rs.loads(text, parse_datetime=False)
     except yaml_rs.YAMLDecodeError as error:
-        _with_lines(text, display)  # PyYAML's message names the line; raises where it also fails
+        _with_lines(text, display, budget)  # PyYAML's message names the line; raises where it also fails
         message = str(error).strip()
         first = message.splitlines()[0] if message else "cannot be parsed"
         line = _YAML_RS_LINE.search(first)
         raise ConfigError([_unreadable(display, f"not valid YAML: {first}", int(line[1]) if line else None)]) from None
     except TypeError:  # `{[a: {}]}`: a collection key holding a mapping, unhashable as a tuple
-        return _with_lines(text, display)  # which refuses a collection key at its line
+        return _with_lines(text, display, budget)  # which refuses a collection key at its line
     if ("]" in text or "}" in text) and _MAYBE_COLLECTION_KEY.search(text) and _collection_key(data):
-        return _with_lines(text, display)
+        del data
+        return _with_lines(text, display, budget)
     # yaml-rs returns one document as itself and several as a list of them: only a separator tells which.
     documents = data if isinstance(data, list) and _SEPARATOR.search(text, _first_content(text)) else [data]
     return [Located(document, {}) for document in documents]
@@ -352,14 +356,77 @@ def _check_encodable(text: str, display: str) -> None:
             raise ConfigError([_unreadable(display, "is not UTF-8 text; save it as UTF-8", line)]) from None
 
 
-def parse_documents(text: str, display: str, *, lines: bool = True) -> list[Located]:
+def parse_documents(text: str, display: str, *, lines: bool = True, budget: ParseBudget | None = None) -> list[Located]:
     """Every document of a multi-document YAML (or JSON) text; a syntax error becomes a ConfigError.
 
     `lines=False` is for dumps nobody points into (no line table; JSON by the JSON parser, YAML by yaml-rs).
+    `budget`: what the run's inputs may take once parsed, spent by this one (default: PARSED_MEMORY for this text).
     """
+    budget = budget or ParseBudget()
     _check_encodable(text, display)
     with _collector_paused():
-        return _with_lines(text, display) if lines else _dump_documents(text, display)
+        documents = _with_lines(text, display, budget) if lines else _dump_documents(text, display, budget)
+    budget.spend()
+    return documents
+
+
+# ------------------------------------------------------------------------------------------- memory bound
+
+# What the inputs of one run may take in memory once parsed, estimated from their text before each is parsed: a
+# 5,000-node fleet's ResourceSlices as JSON (bench/generate.py: 90 MB, estimated at 495 MiB) or as kubectl's YAML (36
+# MB, 441 MiB) fit, and with the process's own ~150 MB a run stays under 1 GB. The text's size alone does not bound
+# it: 5 MB of `- a: b` lines take 290 MB through yaml-rs and 1.5 GB through PyYAML with lines.
+PARSED_MEMORY = 768 << 20
+# A stack or team file: a team at its 100 claim templates (~25 kB) is estimated at ~1 MiB with lines.
+PROJECT_FILE_MEMORY = 64 << 20
+
+_TOKENS = ("\n", ":", "- ", "-\n", "-\t", ",", "{", "[", '"', "\n---")
+# Bytes per token, per parser, measured on CPython 3.11 (the parse's peak, `ru_maxrss`) for the shapes that cost the
+# most per character: millions of `{}`, `[[[0]]]`, `""`, `"k": ""` with distinct keys, `- a: b`, `- - - a`, `- {}`,
+# `---` documents and flow collections. Each value is a Python object (a dict 64 bytes and more, a str 50 and more,
+# a list slot 8) and its mapping entry; with lines (PyYAML's composer) each is also a node with two marks, several
+# times more; JSON read with repeated keys refused (`json-unique`, an object_pairs_hook) holds each mapping's pairs
+# once more while it is built. The estimate is above the real size for each of those shapes (1.05 to 7 times it),
+# and for the generated fleet's ResourceSlices (bench/generate.py, 1,000 nodes): 1.04 times it for kubectl's YAML
+# through yaml-rs, 2 times for JSON (whose repeated keys the parser's memo makes cheap), 1.3 and 1.8 with lines.
+#                         newline   :   `- ` `-\n` `-\t`  ,    {    [   "  document
+_WEIGHTS = {"json": (0, 64, 0, 0, 0, 32, 88, 88, 25, 0),
+            "json-unique": (0, 160, 0, 0, 0, 32, 88, 88, 25, 0),
+            "yaml": (40, 240, 120, 120, 120, 150, 150, 150, 10, 300),
+            "lines": (0, 1400, 800, 800, 800, 560, 850, 850, 0, 200)}
+
+
+def parsed_size(text: str | bytes, parser: str) -> int:
+    """About the most memory parsing `text` takes with `parser` ("json" for json.loads, "json-unique" for gpu-dra's
+    JSON that refuses repeated keys, "yaml" for yaml-rs, "lines" for PyYAML with its line table), counted on the
+    text in a few passes of str.count."""
+    count: Any = text.count  # str.count or bytes.count, given the tokens of the same type
+    tokens = [token.encode() for token in _TOKENS] if isinstance(text, bytes | bytearray) else _TOKENS
+    return len(text) + sum(weight * int(count(token))
+                           for token, weight in zip(tokens, _WEIGHTS[parser], strict=True) if weight)
+
+
+class ParseBudget:
+    """What the texts of one run may take in memory once parsed (`limit` bytes), spent as each text is parsed; a
+    text whose estimate (parsed_size) exceeds what is left is refused before it is parsed."""
+
+    def __init__(self, limit: int = PARSED_MEMORY, raise_hint: str = ""):
+        self.limit, self.left, self.raise_hint = limit, limit, raise_hint
+        self.pending = 0
+
+    def check(self, text: str, parser: str, display: str) -> None:
+        self.pending = parsed_size(text, parser)
+        if self.pending > self.left:
+            room = (f"the {self.left >> 20:,} MiB left of the {self.limit >> 20:,} MiB" if self.left < self.limit
+                    else f"the {self.limit >> 20:,} MiB")
+            raise ConfigError([_unreadable(display, f"would take about {self.pending >> 20:,} MiB of memory once "
+                                                    f"parsed (estimated from its text), more than {room} gpu-dra "
+                                                    f"gives the input of one run; give a smaller file"
+                                                    f"{self.raise_hint}")])
+
+    def spend(self) -> None:
+        self.left -= self.pending
+        self.pending = 0
 
 
 # Inputs longer than this are refused, not read whole: a 5,000-node fleet's `kubectl get resourceslices -o json` is
@@ -394,7 +461,7 @@ def read_yaml(path: Path, display: str) -> Located:
         raise ConfigError([_unreadable(display, f"cannot read: {exc.strerror}")]) from None
     except UnicodeDecodeError:
         raise ConfigError([_unreadable(display, "is not UTF-8 text; save it as UTF-8")]) from None
-    documents = parse_documents(text, display)
+    documents = parse_documents(text, display, budget=ParseBudget(PROJECT_FILE_MEMORY))
     if len(documents) > 1:
         raise ConfigError([_unreadable(display, "holds several YAML documents (---); keep one")])
     return documents[0] if documents else Located(None, {})

@@ -64,8 +64,8 @@ def run(args: argparse.Namespace) -> int:
     check_kubernetes_version(args.kubernetes_version)
     sources: list[tuple[str, list[Any]]] = []
     complete: set[str] = set()
-    for name, documents in read_inputs(args.paths, lines=False):
-        objects = [dict(obj) for document in documents for obj in objects_in_document(document.data)]
+    for name, documents in read_inputs(args.paths, lines=False, args=args):
+        objects = [obj for document in documents for obj in objects_in_document(document.data)]
         sources.append((name, objects))
         # A list of a kind (`kubectl get nodes -o yaml`) is taken to hold all of it; one object
         # (`kubectl get node n1 -o yaml`) is not, so nothing is concluded from what it lacks.

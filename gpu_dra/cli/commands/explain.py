@@ -92,6 +92,7 @@ def run(args: argparse.Namespace) -> int:
     )
     from gpu_dra.core.analysis.pending import hints, holders, named_holders, pending_pods, scheduler_verdicts
     from gpu_dra.core.analysis.pods import explain_pods, nodes_from_objects, pods_from_objects
+    from gpu_dra.core.dra.objects import ObjectError
 
     check_kubernetes_version(args.kubernetes_version)
     pending = args.cluster and not args.paths and not args.claim
@@ -105,7 +106,10 @@ def run(args: argparse.Namespace) -> int:
     version, platform, declared = _target(args, cluster)  # its notes before gather takes them
     devices, objects, origin = gather(args, cluster, with_stack=not pending)
     claims = everything = claims_from_objects(objects)
-    pods = pending_pods(objects) if pending else pods_from_objects(objects)
+    try:
+        pods = pending_pods(objects) if pending else pods_from_objects(objects)
+    except ObjectError as error:
+        raise UsageError(f"{error} (in {cut(origin)})") from None
     if args.claim:
         claims = [c for c in claims if args.claim in (c.name, c.name.rsplit("/", 1)[-1])]
         if not claims:

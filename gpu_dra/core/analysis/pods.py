@@ -21,7 +21,7 @@ from gpu_dra.core.analysis.allocator import ClaimAllocation
 from gpu_dra.core.analysis.explain import ClaimReport, Explainer, binding_as_dict
 from gpu_dra.core.analysis.inventory import Inventory
 from gpu_dra.core.analysis.pools import Node
-from gpu_dra.core.dra.objects import ResourceClaim
+from gpu_dra.core.dra.objects import ObjectError, ResourceClaim
 from gpu_dra.core.dra.scheduling import schedules_on
 from gpu_dra.core.findings import ERROR, Finding
 
@@ -104,7 +104,7 @@ def _mapping(value: Any) -> Mapping[str, Any]:
 
 
 def pods_from_objects(objects: Iterable[Mapping[str, Any]]) -> list[PodSpec]:
-    """The Pods and workloads' pod templates that name resource claims."""
+    """The Pods and workloads' pod templates that name resource claims; ObjectError for one the API would refuse."""
     out = []
     for obj in objects:
         kind = obj.get("kind")
@@ -114,11 +114,16 @@ def pods_from_objects(objects: Iterable[Mapping[str, Any]]) -> list[PodSpec]:
         if not isinstance(spec, Mapping) or not spec.get("resourceClaims"):
             continue
         meta = _mapping(obj.get("metadata"))
+        name = f"{meta.get('namespace') or 'default'}/{meta.get('name', '?')}"
+        node_name = spec.get("nodeName")
+        if node_name is not None and not isinstance(node_name, str):  # no API server stores one: bad input
+            raise ObjectError(f"{kind} {name[:200]}: spec.nodeName: must be a string (a node's name), not "
+                              f"{type(node_name).__name__}")
         statuses = _at(obj, ("status", "resourceClaimStatuses")) if kind == "Pod" else None
         made = {str(s.get("name")): str(s["resourceClaimName"])
                 for s in (statuses if isinstance(statuses, list) else [])
                 if isinstance(s, Mapping) and s.get("resourceClaimName")}
-        out.append(PodSpec(f"{meta.get('namespace') or 'default'}/{meta.get('name', '?')}", str(kind), spec, made))
+        out.append(PodSpec(name, str(kind), spec, made))
     return out
 
 
