@@ -9,6 +9,7 @@
   cycle in ten a GPU pod whose claim cannot be allocated, in the messages and key=value shape the scheduler writes:
   the same 500 Pending pods retried (as a cluster short of GPUs logs), or with pending_pods=0 a new pod every cycle
   (the worst case: no line repeats).
+- `live_cluster(nodes, pending)`: a cluster as the fake API server serves it for `explain --cluster`.
 - `logs_tail(log)` and `cloudwatch_export(log)`: the same log as EKS delivers it to CloudWatch Logs (stream
   kube-scheduler-<id> of /aws/eks/<cluster>/cluster), one event per line, as `aws logs tail` prints it and as
   `aws logs filter-log-events --output json` exports it (aws/aws-cli@00d4d6e:awscli/customizations/logs/tail.py,
@@ -57,6 +58,31 @@ def slices(nodes: int) -> dict[str, Any]:
                     attributes["resource.kubernetes.io/pciBusID"] = {"string": f"{n % 65536:04x}:{0x53 + g:02x}:00.0"}
             items.append(item)
     return {"apiVersion": "v1", "items": items, "kind": "List", "metadata": {"resourceVersion": ""}}
+
+
+def live_cluster(nodes: int, pending: int) -> dict[str, list[dict[str, Any]]]:
+    """What the fake API server (tests/fake_apiserver.py) serves for `explain --cluster`: `nodes` p5 nodes as
+    slices(nodes) publishes them, each tainted for GPUs and with 7 of its 8 GPUs held by a running pod's claim, and
+    `pending` Pending pods, each with a FailedScheduling Event, asking for 1, 2, 4, 8 or 16 GPUs in turn (on this
+    fleet only the single GPU ones fit)."""
+    from tests import cluster_objects as k8s
+
+    published = slices(nodes)["items"]
+    names = sorted({s["spec"]["nodeName"] for s in published})
+    counts = {"one-gpu": 1, "two-gpus": 2, "four-gpus": 4, "eight-gpus": 8, "sixteen-gpus": 16}
+    claims = [k8s.claim(f"serve-{i}-gpus-aaaaa", 7, [f"gpu-{g}" for g in range(7)], name, f"serve-{i}")
+              for i, name in enumerate(names)]
+    running = [k8s.pod(f"serve-{i}", "seven-gpus", k8s.TOLERATES_GPU, phase="Running", node=name,
+                       made=f"serve-{i}-gpus-aaaaa") for i, name in enumerate(names)]
+    waiting = [k8s.pod(f"job-{i}", list(counts)[i % len(counts)], k8s.TOLERATES_GPU) for i in range(pending)]
+    said = f"0/{nodes} nodes are available: {nodes} cannot allocate all claims."
+    return {"/apis/resource.k8s.io/v1/resourceslices": published,
+            "/apis/resource.k8s.io/v1/deviceclasses": [k8s.GPU_CLASS],
+            "/apis/resource.k8s.io/v1/resourceclaims": claims,
+            "/apis/resource.k8s.io/v1/resourceclaimtemplates": [k8s.template(n, c) for n, c in counts.items()],
+            "/api/v1/nodes": [k8s.node(name, [k8s.GPU_TAINT]) for name in names],
+            "/api/v1/pods": running + waiting,
+            "/api/v1/events": [k8s.event(f"job-{i}", said, 3, "2026-12-01T09:10:00Z") for i in range(pending)]}
 
 
 def templates(count: int) -> list[dict[str, Any]]:

@@ -15,12 +15,14 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
 from pathlib import Path
 
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(ROOT))  # tests.fake_apiserver, the API server `explain --cluster` reads here
 RUNS = int(os.environ.get("BENCH_RUNS", "5"))
 
 
@@ -201,11 +203,45 @@ def teams_project(directory: Path, teams: int, templates: int = 0) -> None:
     stack_path.write_text(yaml.safe_dump(stack))
 
 
+def live_rows(gpu_dra: str) -> list[str]:
+    """`explain --cluster` against the fake API server on 127.0.0.1 (tests/fake_apiserver.py) serving a busy
+    cluster with Pending pods (generate.live_cluster), beside its floor: the same requests fetched and decoded.
+    Target: 1,000 nodes x 500 pods <= 5 s and <= 500 MB, growing with nodes + pods, not their product."""
+    import generate
+
+    from tests.fake_apiserver import FakeApiServer
+
+    rows = ["| cluster | command | requests | MB of JSON | median s | peak MB | floor: the requests, fetched and "
+            "decoded s |", "|---|---|---|---|---|---|---|"]
+    with tempfile.TemporaryDirectory() as folder:
+        for nodes, pending in ((1000, 500), (2000, 1000)):
+            for server in FakeApiServer(collections=generate.live_cluster(nodes, pending)).serve():
+                kubeconfig = str(server.kubeconfig(Path(folder) / "kubeconfig"))
+                seconds, peak = measured([gpu_dra, "explain", "--cluster", "--kubeconfig", kubeconfig,
+                                          "--format", "json"], ok=(1,))
+                requests, sent = len(server.requests) // 3, server.sent / 3e6
+                fetch = ("import json, sys, urllib.error, urllib.request\n"
+                         "for url in sys.argv[1:]:\n"
+                         "    try: json.load(urllib.request.urlopen(url))\n"
+                         "    except urllib.error.HTTPError: pass  # resources not served (404), as the CLI reads")
+                urls = [f"{server.url}{path}?{urllib.parse.urlencode(query)}" for _, path, query in
+                        server.requests[:requests]]
+                floor, _ = measured([sys.executable, "-c", fetch, *urls], runs=1)
+            rows.append(f"| {nodes:,} p5 nodes (7 of 8 GPUs held), {pending:,} Pending pods | `gpu-dra explain "
+                        f"--cluster --format json` | {requests} | {sent:.1f} | {seconds:.2f} | {peak:.0f} | "
+                        f"{floor:.2f} |")
+    return rows
+
+
 def main() -> int:
     gpu_dra = str(Path(sys.executable).parent / "gpu-dra")
     if os.environ.get("BENCH_ONLY") == "real-size":  # the rows on generated real-size input only
         print(f"Machine: {machine()}\n")
         print("\n".join(real_size_rows(gpu_dra)))
+        return 0
+    if os.environ.get("BENCH_ONLY") == "live":  # explain --cluster against the fake API server only
+        print(f"Machine: {machine()}\n")
+        print("\n".join(live_rows(gpu_dra)))
         return 0
     print(f"Machine: {machine()}")
     print(f"Runs per row: {RUNS} (fresh process each)\n")
@@ -241,6 +277,8 @@ def main() -> int:
     print("\n".join(explain_timings()))
     print("\nReal-size input, whole process (3 runs each; the floor once):\n")
     print("\n".join(real_size_rows(gpu_dra)))
+    print("\nA live cluster, the fake API server on 127.0.0.1, whole process (3 runs each; the floor once):\n")
+    print("\n".join(live_rows(gpu_dra)))
     return 0
 
 

@@ -77,6 +77,7 @@ class FakeApiServer:
     page_size: int | None = None
     ignore_selectors: bool = False  # as a server that ignores fieldSelector: clients must filter again
     gzipped: int = 0  # answers sent in gzip
+    sent: int = 0  # bytes of JSON answered to list requests, before gzip
     url: str = ""
 
     def paths(self) -> list[str]:
@@ -142,6 +143,7 @@ class FakeApiServer:
         kind = _list_kind(collection)
         body = json.dumps({"kind": kind, "apiVersion": _api_version(collection), "metadata": metadata,
                            "items": page}).encode()
+        self.sent += len(body)
         if fault.truncate:
             body = body[: len(body) // 2]
         if accepts_gzip and len(body) > GZIP_THRESHOLD:

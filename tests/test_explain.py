@@ -142,6 +142,21 @@ def test_devices_in_use_are_skipped_unless_admin_access() -> None:
                                      in_use_from_claims(claims_from_objects([_allocated(["gpu-3"])]))).allocatable
 
 
+def test_one_explainer_answers_each_claim_against_the_devices_others_hold() -> None:
+    """An explainer shares its work between claims alike (a cluster's Pending pods use a few templates): the
+    holder of the devices still finds them free, and the others, before and after it, find them taken."""
+    in_use = in_use_from_claims(claims_from_objects([_allocated([f"gpu-{i}" for i in range(7)])]))
+    fleet, explainer = load(P5), Explainer({})
+    eight = [exactly(8)]
+    first = explainer.explain(claim(eight, name="default/other"), fleet, in_use)
+    holder = explainer.explain(claim(eight, name="default/busy"), fleet, in_use)
+    last = explainer.explain(claim(eight, name="default/another"), fleet, in_use)
+    assert (first.allocatable, holder.allocatable, last.allocatable) == (False, True, False)
+    assert "allocated to default/busy" in first.reason and first.reason == last.reason
+    assert [len(r.in_use) for r in (*first.requests, *holder.requests, *last.requests)] == [7, 0, 7]
+    assert explainer.explain(claim(eight, name="default/other"), fleet, {}).allocatable  # nothing held
+
+
 def test_unknown_class_is_reported() -> None:
     report = Explainer({}).explain(claim([exactly(1, klass="gpu-b200")]), load(P5))
     assert [(e.rule, e.message) for e in report.errors] == [

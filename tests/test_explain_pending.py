@@ -18,15 +18,17 @@ from typing import Any
 import pytest
 import yaml
 
+from .cluster_objects import GPU_CLASS, GPU_TAINT, TOLERATES_GPU
+from .cluster_objects import claim as _claim
+from .cluster_objects import event as _event
+from .cluster_objects import node as _node
+from .cluster_objects import pod as _pod
+from .cluster_objects import template as _template
 from .fake_apiserver import FakeApiServer, Fault
 from .test_cli import gpu_dra
 from .test_explain import P5
 
 NODE_A, NODE_B = "ip-100-64-147-149.ec2.internal", "ip-100-64-152-20.ec2.internal"
-GPU_CLASS = {"metadata": {"name": "gpu.nvidia.com"}, "spec": {"selectors": [{"cel": {"expression": (
-    "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'")}}]}}
-GPU_TAINT = {"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}
-TOLERATES_GPU = [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
 
 
 def _slices() -> list[dict[str, Any]]:
@@ -37,56 +39,6 @@ def _slices() -> list[dict[str, Any]]:
         item["metadata"]["name"] = item["metadata"]["name"].replace(NODE_A, NODE_B)
         item["spec"]["nodeName"] = item["spec"]["pool"]["name"] = NODE_B
     return real + copies
-
-
-def _node(name: str, taints: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"metadata": {"name": name, "labels": {
-                "kubernetes.io/hostname": name, "node.kubernetes.io/instance-type": "p5.48xlarge",
-                "nvidia.com/gpu.present": "true", "gpu-dra.io/allocation": "dra"}},
-            "spec": {"taints": taints},
-            "status": {"allocatable": {"cpu": "191450m", "memory": "2043246096Ki", "pods": "100"},
-                       "nodeInfo": {"kubeletVersion": "v1.35.2-eks-3cfe0ce"}}}
-
-
-def _template(name: str, count: int) -> dict[str, Any]:
-    return {"metadata": {"name": name, "namespace": "ml"}, "spec": {"spec": {"devices": {"requests": [
-        {"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com", "allocationMode": "ExactCount",
-                                    "count": count}}]}}}}
-
-
-def _pod(name: str, template: str, tolerations: list[dict[str, Any]] | None = None, phase: str = "Pending",
-         node: str | None = None, made: str | None = None) -> dict[str, Any]:
-    spec: dict[str, Any] = {"containers": [{"name": "main", "image": "nvcr.io/nvidia/pytorch:25.01-py3",
-                                            "resources": {"claims": [{"name": "gpus"}]}}],
-                            "resourceClaims": [{"name": "gpus", "resourceClaimTemplateName": template}],
-                            "tolerations": tolerations or [], "schedulerName": "default-scheduler"}
-    if node:
-        spec["nodeName"] = node
-    status: dict[str, Any] = {"phase": phase, "qosClass": "BestEffort"}
-    if made:
-        status["resourceClaimStatuses"] = [{"name": "gpus", "resourceClaimName": made}]
-    return {"metadata": {"name": name, "namespace": "ml", "uid": f"uid-{name}"}, "spec": spec, "status": status}
-
-
-def _claim(name: str, count: int, devices: list[str], node: str, pod: str | None) -> dict[str, Any]:
-    """A claim the controller made from a template: the template's spec, and its allocation once it has one."""
-    claim: dict[str, Any] = {"metadata": {"name": name, "namespace": "ml"}, "spec": {"devices": {"requests": [
-        {"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com", "allocationMode": "ExactCount",
-                                    "count": count}}]}}}
-    if devices:
-        claim["status"] = {"allocation": {"devices": {"results": [
-            {"request": "gpu", "driver": "gpu.nvidia.com", "pool": node, "device": d} for d in devices]}}}
-        if pod:
-            claim["status"]["reservedFor"] = [{"resource": "pods", "name": pod, "uid": f"uid-{pod}"}]
-    return claim
-
-
-def _event(pod: str, message: str, count: int, last: str) -> dict[str, Any]:
-    return {"metadata": {"name": f"{pod}.18c2a5f0e2b1c3d4", "namespace": "ml"},
-            "involvedObject": {"kind": "Pod", "namespace": "ml", "name": pod, "uid": f"uid-{pod}"},
-            "reason": "FailedScheduling", "message": message, "source": {"component": "default-scheduler"},
-            "count": count, "firstTimestamp": "2026-12-01T09:00:00Z", "lastTimestamp": last, "type": "Warning",
-            "reportingComponent": "default-scheduler"}
 
 
 # As the scheduler words it (pkg/scheduler/framework/types.go FitError.Error; "cannot allocate all claims" is the

@@ -90,7 +90,14 @@ def run(args: argparse.Namespace) -> int:
         in_use_from_claims,
         taint_rule_gate,
     )
-    from gpu_dra.core.analysis.pending import hints, holders, named_holders, pending_pods, scheduler_verdicts
+    from gpu_dra.core.analysis.pending import (
+        hints,
+        holders,
+        named_holders,
+        pending_pods,
+        scheduler_verdicts,
+        untainted,
+    )
     from gpu_dra.core.analysis.pods import explain_pods, nodes_from_objects, pods_from_objects
     from gpu_dra.core.dra.objects import ObjectError
 
@@ -143,7 +150,8 @@ def run(args: argparse.Namespace) -> int:
     reports = [explainer.explain(claim, devices, in_use, nodes=[n.node for n in nodes] or None) for claim in claims]
     pod_reports = explain_pods(pods, everything, devices, explainer, in_use, nodes or None)
     said = scheduler_verdicts(objects) if pending else {}
-    advice = {pod.name: hints(pod, report, everything, devices, explainer, in_use, nodes)
+    free = untainted(nodes)
+    advice = {pod.name: hints(pod, report, everything, devices, explainer, in_use, nodes, free)
               for pod, report in zip(pods, pod_reports, strict=True)} if pending else {}
     if args.format == "json":
         examples = None if args.all_devices else EXAMPLES

@@ -163,7 +163,8 @@ _Position = tuple[int, int, int, int]  # claim, request, subrequest, device: the
 def allocate_claims(claims: Sequence[ResourceClaim], slices: Sequence[ResourceSlice], node: Node,
                     classes: Mapping[str, Sequence[str]], allocated: Iterable[AllocatedDevice],
                     features: Features, deadline: float | None = None,
-                    clock: Callable[[], float] = time.monotonic) -> list[ClaimAllocation] | None:
+                    clock: Callable[[], float] = time.monotonic,
+                    compiled: dict[str, CompiledSelector | CompileError] | None = None) -> list[ClaimAllocation] | None:
     """All claims of one pod allocated together on one node, as `Allocator.Allocate(ctx, node, claims)` does
     (kubernetes/dynamic-resource-allocation@v0.34.9 structured/internal/experimental/allocator_experimental.go;
     docs/sources.md#the-structured-allocator): one result per claim in claim order, or None when they do not fit
@@ -172,7 +173,8 @@ def allocate_claims(claims: Sequence[ResourceClaim], slices: Sequence[ResourceSl
     they consume, the others the whole device (`foreachAllocatedDevice` in kubernetes/kubernetes
     pkg/scheduler/framework/plugins/dynamicresources/allocateddevices.go). Raises AllocationError for input the
     scheduler refuses everywhere, and AllocationTimeout once `clock()` reaches `deadline` (None: no deadline) while
-    searching, as upstream's search stops when its context is done."""
+    searching, as upstream's search stops when its context is done. `compiled`: selectors compiled with these
+    features by an earlier call, kept across calls (filled here)."""
     busy: set[_DeviceId] = set()
     shares: dict[_DeviceId, list[Mapping[str, str]]] = {}
     for result in allocated:
@@ -184,7 +186,7 @@ def allocate_claims(claims: Sequence[ResourceClaim], slices: Sequence[ResourceSl
         else:
             busy.add(device)
     return _Allocator(claims, gather_pools(slices, node, features.partitionable_devices), node, classes, busy,
-                      shares, features, deadline, clock).run()
+                      shares, features, deadline, clock, {} if compiled is None else compiled).run()
 
 
 class _Allocator:
@@ -194,7 +196,7 @@ class _Allocator:
     def __init__(self, claims: Sequence[ResourceClaim], pools: list[Pool], node: Node,
                  classes: Mapping[str, Sequence[str]], busy: set[_DeviceId],
                  shares: Mapping[_DeviceId, list[Mapping[str, str]]], features: Features, deadline: float | None,
-                 clock: Callable[[], float]):
+                 clock: Callable[[], float], compiled: dict[str, CompiledSelector | CompileError]):
         self.claims, self.pools, self.node, self.classes = claims, pools, node, classes
         self.busy, self.shares, self.features = busy, shares, features
         self.deadline, self.clock = deadline, clock
@@ -208,7 +210,7 @@ class _Allocator:
         self.consumed: dict[str, dict[str, dict[str, Decimal]]] = {}  # slice -> ... taken by allocations being made
         self.results: list[list[_Picked]] = [[] for _ in claims]
         self.matches: dict[tuple[_DeviceId, tuple[int, int, int]], bool] = {}
-        self.compiled: dict[str, CompiledSelector | CompileError] = {}
+        self.compiled = compiled
         self.views: dict[_DeviceId, DeviceView] = {}
 
     def run(self) -> list[ClaimAllocation] | None:

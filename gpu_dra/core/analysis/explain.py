@@ -227,9 +227,16 @@ class Explainer:
         self.clock, self.filter_timeout, self.search_budget = clock, filter_timeout, search_budget
         self.searched = 0.0  # time all searches took so far
         self._compiled: dict[str, CompiledSelector | CompileError] = {}
+        self._search_compiled: dict[str, CompiledSelector | CompileError] = {}  # the allocator's, with `features`
         self._results: dict[tuple[str, Any], tuple[bool, Finding | None]] = {}
         self._specs: dict[tuple[str, ...], tuple[tuple[str, str, str | None], ...] | None] = {}
-        self._fleets: dict[tuple[int, int], _Fleet] = {}
+        self._fleets: dict[tuple[int, tuple[int, ...]], _Fleet] = {}
+        self._last_fleet: tuple[Inventory, Sequence[Node] | None, _Fleet] | None = None
+        # (inventory, class, selectors, devices in use) -> per request what match found, shared by the reports
+        self._matches: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+        # (fleet, requests, devices in use, nodes tried, constraints) -> why a claim is not allocatable
+        self._reasons: dict[tuple[Any, ...], tuple[_Fleet, _Busy, str]] = {}
+        self._busies: dict[int, tuple[Mapping[Any, str], frozenset[str], dict[frozenset[str], _Busy]]] = {}
         self._grouping: dict[int, tuple[Inventory, dict[Any, list[list[Device]]]]] = {}
 
     # ------------------------------------------------------------------------------------------- evaluation
@@ -272,10 +279,16 @@ class Explainer:
                 tuple(_project(device, field) for field in spec))
 
     def _fleet(self, inventory: Inventory, nodes: Sequence[Node] | None = None) -> _Fleet:
-        key = (id(inventory), id(nodes) if nodes else 0)
+        """The indexes of this inventory on these Nodes, built once: callers pass the same Node objects in lists
+        made anew (a pod's usable nodes, a hint's), so the key is the nodes' identities, not the list's."""
+        last = self._last_fleet  # the same list again (a pod's claims one after another): no key to build
+        if last is not None and last[0] is inventory and last[1] is nodes:
+            return last[2]
+        key = (id(inventory), tuple(map(id, nodes)) if nodes else ())
         fleet = self._fleets.get(key)
         if fleet is None:  # the fleet holds its inventory and nodes, so ids filed here are never reused
             fleet = self._fleets[key] = _Fleet(inventory, nodes, self._grouping_of(inventory))
+        self._last_fleet = (inventory, nodes, fleet)
         return fleet
 
     def _grouping_of(self, inventory: Inventory) -> dict[Any, list[list[Device]]]:
@@ -451,10 +464,20 @@ class Explainer:
                     continue
                 selectors = list(spec.selectors)
                 expressions = [*self.classes[class_name], *selectors]
+                # The same class and selectors against the same devices in use: the lists another claim got
+                # (a cluster's Pending pods mostly use a few templates; each list holds every matching device).
+                cache = (id(inventory), class_name, spec.selectors, id(held))
+                cached = self._matches.get(cache)
+                if cached is not None and cached[0] is inventory and cached[1] is held:
+                    _, _, request_report.matching, request_report.rejected, request_report.in_use, known = cached
+                    choices.append((spec, (self._spec(expressions), known)))
+                    continue
                 passing = []
+                fatal_here = False
                 for index, group in enumerate(self._groups(expressions, inventory)):
                     passes, reason, fatal = self._judge(group[0], class_name, selectors, claim.name)
                     if fatal:
+                        fatal_here = True
                         if fatal not in report.errors:
                             report.errors.append(fatal)
                         request_report.rejected.setdefault(f"aborts the claim: {fatal.message}", []).extend(group)
@@ -466,6 +489,9 @@ class Explainer:
                 if held:
                     request_report.in_use = [(d, held[key]) for d in request_report.matching
                                              if (key := (d.driver, d.pool, d.name)) in held]
+                if not fatal_here:  # an error names its claim: kept for this claim only
+                    self._matches[cache] = (inventory, held, request_report.matching, request_report.rejected,
+                                            request_report.in_use, tuple(passing))
                 choices.append((spec, (self._spec(expressions), tuple(passing))))
             choices_by_request.append(choices)
         if report.errors:
@@ -491,23 +517,31 @@ class Explainer:
         busy = self._busy(in_use, {claim.name for claim in claims})
         return self._verdict(matched, self._fleet(inventory, nodes), busy, only)
 
-    def reachable(self, inventory: Inventory, nodes: Sequence[Node] | None = None) -> dict[str, set[Any]]:
+    def reachable(self, inventory: Inventory, nodes: Sequence[Node] | None = None) -> dict[str, frozenset[Any]]:
         """node -> the (driver, pool, device) it reaches."""
-        fleet = self._fleet(inventory, nodes)
-        return {name: {(d.driver, d.pool, d.name) for d in devices} for name, devices in fleet.devices.items()}
+        return self._fleet(inventory, nodes).reach
 
-    @staticmethod
-    def _busy(in_use: Mapping[Any, str] | None, own: Collection[str]) -> dict[Any, str]:
-        return {key: owner for key, owner in (in_use or {}).items() if owner not in own}
+    def _busy(self, in_use: Mapping[Any, str] | None, own: Collection[str]) -> _Busy:
+        """The devices other claims hold, built once per `in_use` and claims: a cluster's every node holds some,
+        and every claim of every Pending pod is judged against them."""
+        if not in_use:
+            return _NOTHING_BUSY
+        held = self._busies.get(id(in_use))
+        if held is None or held[0] is not in_use:  # held with its in_use, so the id is not reused
+            held = self._busies[id(in_use)] = (in_use, frozenset(in_use.values()), {})
+        mine = frozenset(own) & held[1]  # most claims judged hold nothing yet: all share one
+        busy = held[2].get(mine)
+        if busy is None:
+            busy = held[2][mine] = _Busy({device: owner for device, owner in in_use.items() if owner not in mine})
+        return busy
 
-    def _verdict(self, matched: Sequence[_Matched], fleet: _Fleet, busy: Mapping[Any, str],
+    def _verdict(self, matched: Sequence[_Matched], fleet: _Fleet, busy: _Busy,
                  only: Collection[str] | None = None) -> Verdict:
         """allocate_claims for these claims together on every node they may fit (in name order), each distinct
         node (as the allocator sees it) once. An error on any node fails them, as a Filter error fails the pod; a
         node whose search is stopped is not decided, and the others still are."""
         claims = [_as_stored(m.claim, self.features) for m in matched]
-        allocated = [AllocatedDevice(*key) for key in busy]
-        frozen = frozenset(busy)
+        allocated, frozen = busy.allocated, busy.frozen
         looks = fleet.looks(matched, frozen)
         shapes = tuple(_claim_shape(claim, m) for claim, m in zip(claims, matched, strict=True))
         verdict = Verdict()
@@ -557,8 +591,11 @@ class Explainer:
                 verdict.nodes = ([n.name for n in fitting[0][1]] if len(fitting) == 1
                                  else sorted(n.name for _, group in fitting for n in group))
             if not alike and fleet.nodes:  # checks made before any search (limits, pools for All) still apply
-                with suppress(SearchStopped):  # they passed, and no node is a candidate: the search decides nothing
-                    allocate(fleet.nodes[0])
+                passed = ("checks", looks[fleet.nodes[0].name][1], shapes, frozen)
+                if passed not in fleet.outcomes:  # an error names its claim: only a pass is kept for claims alike
+                    with suppress(SearchStopped):  # they passed, and no node is a candidate: the search decides nothing
+                        allocate(fleet.nodes[0])
+                    fleet.outcomes[passed] = True
         except AllocationError as error:
             verdict.error = Finding(ALLOCATION_ERROR, ERROR, str(error), object=error.claim)
         if verdict.error is not None:
@@ -573,7 +610,7 @@ class Explainer:
         allowed = min(self.filter_timeout, max(self.search_budget - self.searched, 0.0))
         try:
             return allocate_claims(claims, slices, node, self.classes, allocated, self.features, start + allowed,
-                                   self.clock)
+                                   self.clock, self._search_compiled)
         except AllocationTimeout:
             raise SearchStopped(self._stopped_words(allowed)) from None
         finally:
@@ -595,7 +632,7 @@ class Explainer:
                 "node and counts it unschedulable for this attempt (gpu-dra searches more slowly, so the scheduler's "
                 "search may still end in time)")
 
-    def _unallocatable_reason(self, matched: _Matched, fleet: _Fleet, busy: Mapping[Any, str],
+    def _unallocatable_reason(self, matched: _Matched, fleet: _Fleet, busy: _Busy,
                               only: Collection[str] | None) -> str:
         """In the scheduler's terms, naming the devices in use and the claims holding them."""
         for request in matched.report.requests:
@@ -603,6 +640,17 @@ class Explainer:
                 top = max(request.rejected.items(), key=lambda item: len(item[1]), default=None)
                 why = f"; most common: {top[0]} ({len(top[1])} devices)" if top else ""
                 return f"request {request.name}: no device matches{why}"
+        # It reads every node the claim may use: claims alike (the same requests, on the same nodes, against the
+        # same devices in use) share it.
+        labels = tuple(r.name for r in matched.report.requests)
+        key = (id(fleet), id(busy), None if only is None else frozenset(only), labels,
+               tuple(tuple(choices) for choices in matched.choices), bool(matched.claim.constraints))
+        cached = self._reasons.get(key)
+        if cached is None or cached[0] is not fleet or cached[1] is not busy:
+            cached = self._reasons[key] = (fleet, busy, self._node_reason(matched, fleet, busy, only))
+        return cached[2]
+
+    def _node_reason(self, matched: _Matched, fleet: _Fleet, busy: _Busy, only: Collection[str] | None) -> str:
         nodes = [n for n in fleet.nodes if only is None or n.name in only]
         if not nodes:
             return "no node the pod may use reaches the devices"
@@ -782,6 +830,19 @@ def _shape_of(slice_: ResourceSlice) -> str:
                   for d in slice_.devices]))
 
 
+class _Busy(dict[Any, str]):
+    """(driver, pool, device) -> the claim holding it, for the claims judged: also as the allocator takes it, and
+    frozen as the fleet's caches are keyed."""
+
+    def __init__(self, holders: Mapping[Any, str]):
+        super().__init__(holders)
+        self.frozen = frozenset(holders)
+        self.allocated = [AllocatedDevice(*key) for key in holders]
+
+
+_NOTHING_BUSY = _Busy({})
+
+
 class _Fleet:
     """Per inventory (and set of Nodes) indexes, shared by every claim explained against it: the nodes in name
     order, the slices each reaches, a key of what the allocator sees of them, device groups per selector view, and
@@ -828,6 +889,7 @@ class _Fleet:
             self.devices[node.name] = tuple(reachable)
             self.static[node.name] = statics.setdefault(tuple(parts), len(statics))
             self.risky[node.name] = any(p.invalid or p.incomplete for p in gather_pools(slices, node, True))
+        self._reach: dict[str, frozenset[Any]] | None = None
         self._passing: dict[Any, frozenset[int]] = {}
         self._interned: dict[Any, int] = {}
         self._held: dict[frozenset[Any], dict[str, tuple[tuple[bool, ...], int]]] = {}
@@ -839,6 +901,14 @@ class _Fleet:
         self.outcomes: dict[Any, bool | SearchStopped] = {}
         self.results: dict[Any, list[ClaimAllocation]] = {}
         self._looks: dict[Any, dict[str, tuple[bool, int]]] = {}
+
+    @property
+    def reach(self) -> dict[str, frozenset[Any]]:
+        """node -> the (driver, pool, device) it reaches."""
+        if self._reach is None:
+            self._reach = {name: frozenset((d.driver, d.pool, d.name) for d in devices)
+                           for name, devices in self.devices.items()}
+        return self._reach
 
     @staticmethod
     def _reaches(node: Node, slice_: ResourceSlice) -> bool:

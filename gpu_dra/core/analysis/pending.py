@@ -111,10 +111,17 @@ def named_holders(in_use: Mapping[Any, str], reserved: Mapping[str, Sequence[str
     return {device: label(claim) for device, claim in in_use.items()}
 
 
+def untainted(nodes: Sequence[ClusterNode]) -> list[ClusterNode]:
+    """The nodes without their taints: where a pod's claims would fit if it could use every node."""
+    return [ClusterNode(n.node) for n in nodes]
+
+
 def hints(pod: PodSpec, report: PodReport, claims: Sequence[ResourceClaim], inventory: Inventory,
-          explainer: Explainer, in_use: Mapping[Any, str], nodes: Sequence[ClusterNode]) -> list[str]:
+          explainer: Explainer, in_use: Mapping[Any, str], nodes: Sequence[ClusterNode],
+          free: Sequence[ClusterNode] | None = None) -> list[str]:
     """What would make an unallocatable pod allocatable, found by lifting one obstacle at a time; for a pod the
-    allocator would place, why the scheduler may still not have (a filter gpu-dra does not model)."""
+    allocator would place, why the scheduler may still not have (a filter gpu-dra does not model). `free`: the
+    nodes untainted, made once for every pod hinted at."""
     if report.allocatable:
         return [f"its claims are allocatable on {report.node} now: the cluster changed since the scheduler's last "
                 "attempt (it retries), or a filter gpu-dra does not model (CPU, memory, pod affinity, topology "
@@ -125,7 +132,7 @@ def hints(pod: PodSpec, report: PodReport, claims: Sequence[ResourceClaim], inve
             e.rule == "pod-claim-missing" for e in report.errors):
         return []  # a claim or class is missing or broken: the reason says what to fix
     found = []
-    free = [ClusterNode(n.node) for n in nodes]
+    free = untainted(nodes) if free is None else free
     anywhere = replace(pod, spec={k: v for k, v in pod.spec.items()
                                   if k not in ("nodeSelector", "affinity", "tolerations", "nodeName")})
     if nodes:

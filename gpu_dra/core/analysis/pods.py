@@ -53,6 +53,10 @@ class PodSpec:
 class ClusterNode:
     node: Node
     taints: tuple[Mapping[str, Any], ...] = ()
+    taint_key: str = field(init=False, repr=False, compare=False)  # equal for nodes tainted alike
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "taint_key", repr(self.taints))
 
 
 @dataclass
@@ -153,6 +157,16 @@ def explain_pods(pods: Sequence[PodSpec], claims: Sequence[ResourceClaim], inven
 
 def _usable_nodes(pod: PodSpec, inventory: Inventory, nodes: Sequence[ClusterNode] | None) -> list[str]:
     wanted = pod.spec.get("nodeName")
+    if nodes and not wanted and not pod.spec.get("nodeSelector") and not pod.spec.get("affinity"):
+        by_taints: dict[str, bool] = {}  # only the taints decide: nodes tainted alike are judged once
+        usable = []
+        for n in nodes:
+            fits = by_taints.get(n.taint_key)
+            if fits is None:
+                fits = by_taints[n.taint_key] = schedules_on(pod.spec, n.node.labels, n.taints)
+            if fits:
+                usable.append(n.node.name)
+        return usable
     if nodes:
         return [n.node.name for n in nodes if (not wanted or n.node.name == wanted)
                 and schedules_on(pod.spec, n.node.labels, n.taints)]
