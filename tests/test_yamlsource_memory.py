@@ -86,3 +86,18 @@ def test_the_budget_is_spent_by_each_text_parsed() -> None:
     parse_documents(text, "two.yaml", lines=False, budget=budget)
     with pytest.raises(ConfigError, match="three.yaml: would take about .* left of the"):
         parse_documents(text, "three.yaml", lines=False, budget=budget)
+
+
+def test_documents_kept_to_the_end_of_the_run_are_set_apart_from_the_collector() -> None:
+    """The CLI keeps its inputs' documents to its end: frozen, no collection traverses their millions of objects
+    again. Elsewhere (a test, a library caller) nothing is frozen."""
+    text = "items:\n" + "- a: b\n" * 1000
+    gc.unfreeze()
+    parse_documents(text, "t.yaml", lines=False)
+    assert gc.get_freeze_count() == 0
+    try:
+        documents = parse_documents(text, "t.yaml", lines=False, keep=True)
+        assert gc.get_freeze_count() > 1000 and gc.isenabled()
+        assert documents[0].data['items'][999] == {'a': 'b'}
+    finally:
+        gc.unfreeze()

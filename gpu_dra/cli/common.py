@@ -313,7 +313,7 @@ def read_inputs(paths: list[str], lines: bool = True,
                 text = read_text(sys.stdin, name)
         except (OSError, UnicodeDecodeError) as error:
             raise UsageError(f"{cut(name)}: cannot read: {getattr(error, 'strerror', None) or error}") from None
-        inputs.append((name, parse_documents(text, name, lines=lines, budget=budget)))
+        inputs.append((name, parse_documents(text, name, lines=lines, budget=budget, keep=True)))
     return inputs
 
 

@@ -16,6 +16,7 @@ if __name__ == "__main__":  # `python -m gpu_dra.cli.main`: what gpu_dra.cli.run
 
 import argparse  # noqa: E402
 import contextlib  # noqa: E402
+import gc  # noqa: E402
 import os  # noqa: E402
 import sys  # noqa: E402
 import traceback  # noqa: E402
@@ -118,9 +119,16 @@ def execute(argv: list[str] | None = None) -> int:
             return EXIT_INTERNAL
 
 
+# A run allocates millions of objects that live to its end (a fleet's slices and devices, their indexes): at the
+# default thresholds (700, 10, 10) the collector ran 1,700 times and took 5 of explain's 10 s at 10,000 nodes. A
+# run makes little cyclic garbage, and it waits a little longer to be collected (peak memory unchanged there).
+GC_THRESHOLDS = (100_000, 50, 100)
+
+
 def main(argv: list[str] | None = None) -> NoReturn:
     """The `gpu-dra` command: Ctrl-C ends it at once with exit 130, SIGTERM with 143, and it ends without waiting
     for Pulumi's threads (`common.end_process`)."""
+    gc.set_threshold(*GC_THRESHOLDS)
     end_on_interrupt()
     try:
         code = execute(argv)

@@ -67,12 +67,17 @@ def format_path(loc: Loc) -> str:
 
 
 @contextmanager
-def _collector_paused() -> Iterator[None]:
+def _collector_paused(keep: bool = False) -> Iterator[None]:
+    """No collection while a text is parsed. `keep`: the documents live to the end of the run (the CLI's inputs)
+    and hold no cycles, so what the parse made is then set apart (gc.freeze) where no collection traverses it again:
+    the first collection after a fleet's parse took 0.4 s at 10,000 nodes, and each full one as long."""
     enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
+        if keep:
+            gc.freeze()
         if enabled:
             gc.enable()
 
@@ -356,15 +361,17 @@ def _check_encodable(text: str, display: str) -> None:
             raise ConfigError([_unreadable(display, "is not UTF-8 text; save it as UTF-8", line)]) from None
 
 
-def parse_documents(text: str, display: str, *, lines: bool = True, budget: ParseBudget | None = None) -> list[Located]:
+def parse_documents(text: str, display: str, *, lines: bool = True, budget: ParseBudget | None = None,
+                    keep: bool = False) -> list[Located]:
     """Every document of a multi-document YAML (or JSON) text; a syntax error becomes a ConfigError.
 
     `lines=False` is for dumps nobody points into (no line table; JSON by the JSON parser, YAML by yaml-rs).
     `budget`: what the run's inputs may take once parsed, spent by this one (default: PARSED_MEMORY for this text).
+    `keep`: the documents are kept to the end of the process (_collector_paused).
     """
     budget = budget or ParseBudget()
     _check_encodable(text, display)
-    with _collector_paused():
+    with _collector_paused(keep):
         documents = _with_lines(text, display, budget) if lines else _dump_documents(text, display, budget)
     budget.spend()
     return documents

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 from typing import Any
 
 from gpu_dra.cli.common import EXIT_FINDINGS, EXIT_OK, UsageError, check_kubernetes_version, read_inputs
@@ -48,17 +49,14 @@ def _feature_gates(text: str) -> dict[str, bool]:
 def run(args: argparse.Namespace) -> int:
     from gpu_dra.core.checks.manifest_lint import fixed_object, lint_object, objects_in, severity_counts
     from gpu_dra.core.checks.target import Target
-    from gpu_dra.core.config import nvidia_driver
-    from gpu_dra.core.config.models import DraDriver
+    from gpu_dra.core.facts.nvidia import CHART_RELEASES, CHART_VERSION_PATTERN, release_level_of
 
     check_kubernetes_version(args.kubernetes_version)
-    try:
-        chart = DraDriver.model_validate({"chart": args.chart, "version": args.chart_version})
-    except Exception:
+    if args.chart not in CHART_RELEASES or not re.fullmatch(CHART_VERSION_PATTERN, args.chart_version):
         raise UsageError(f"--chart {args.chart} --chart-version {args.chart_version}: not a pinned chart version "
-                         "such as 0.4.1 or 25.12.0") from None
+                         "such as 0.4.1 or 25.12.0")
     target = Target(args.kubernetes_version, args.platform, _feature_gates(args.feature_gates or ""),
-                    nvidia_driver.release_level(chart))
+                    release_level_of(args.chart_version))
     findings = []
     objects = []
     for name, documents in read_inputs(args.paths):

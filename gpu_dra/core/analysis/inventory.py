@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from gpu_dra.core.dra.cel import device_view
+from gpu_dra.core.dra.cel import attributes_convert
 from gpu_dra.core.dra.objects import (
     DeviceTaintRule,
     NodeSelection,
@@ -62,7 +62,7 @@ class Device:
     @cached_property
     def unreadable(self) -> bool:
         """Some attribute does not convert to its CEL type (a bad version string): every selector errors on it."""
-        return bool(device_view(self.driver, self.attributes).problems)
+        return not attributes_convert(self.attributes)
 
     def typed_attribute(self, qualified: str) -> tuple[str, Any] | None:
         """(type, value) of an attribute, as the allocator compares them: same type and value (lists as tuples)."""

@@ -14,9 +14,8 @@ from gpu_dra.core.dra.cel import regex
 from gpu_dra.core.dra.cel.lexer import Lookup, Token, device_lookups, tokenize
 from gpu_dra.core.dra.quantity import QuantityError, parse_quantity
 from gpu_dra.core.facts import nvidia
-from gpu_dra.core.facts.hardware import GPU_MODELS
+from gpu_dra.core.facts.hardware import GPU_MODELS, KNOWN_PRODUCT_NAMES
 from gpu_dra.core.findings import ERROR, WARNING, Finding
-from gpu_dra.core.render.selectors import KNOWN_PRODUCT_NAMES
 
 
 @dataclass(frozen=True)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from gpu_dra.core.config.nvidia_driver import DEFAULT_LEVEL
 from gpu_dra.core.facts import gates
+from gpu_dra.core.facts.nvidia import DEFAULT_LEVEL
 
 
 @dataclass(frozen=True)

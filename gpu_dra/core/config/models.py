@@ -33,7 +33,7 @@ from gpu_dra.core.facts import gates
 from gpu_dra.core.facts.eks import EXTENDED_PRICE_PER_HOUR, STANDARD_PRICE_PER_HOUR
 from gpu_dra.core.facts.gates import DEFAULT_KUBERNETES_VERSION
 from gpu_dra.core.facts.hardware import GPU_MODELS, INSTANCE_TYPES
-from gpu_dra.core.facts.nvidia import DEFAULT_CHART_VERSION, DRIVER_NAME
+from gpu_dra.core.facts.nvidia import CHART_VERSION_PATTERN, DEFAULT_CHART_VERSION, DRIVER_NAME
 
 SUPPORTED_KUBERNETES_VERSIONS = ("1.34", "1.35", "1.36")
 DESCRIPTION_ANNOTATION = "gpu-dra.io/description"  # where render puts a description
@@ -624,7 +624,7 @@ class DraDriver(Model):
     """NVIDIA's DRA driver chart; the version is always pinned."""
 
     chart: ChartName = ChartName.dra_driver_nvidia_gpu
-    version: str = Field(default=DEFAULT_CHART_VERSION, pattern=r"^v?\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$",
+    version: str = Field(default=DEFAULT_CHART_VERSION, pattern=CHART_VERSION_PATTERN,
                          description="An exact chart version, never a range")
     repository: str | None = Field(default=None, pattern=r"^(oci|https)://",
                                    description="Default: the chart's official registry")

@@ -8,12 +8,11 @@ NVIDIA/k8s-dra-driver-gpu@v25.12.0 (docs/sources.md#nvidia-dra-driver).
 from __future__ import annotations
 
 import difflib
-import re
 from dataclasses import dataclass
 
 from gpu_dra.core.config.models import ChartName, DraDriver, SharingStrategy, StackConfig, Team
 from gpu_dra.core.facts import gates as kubernetes_gates
-from gpu_dra.core.facts.nvidia import CHART_RELEASES
+from gpu_dra.core.facts.nvidia import CHART_RELEASES, parse_version, release_level_of
 
 
 @dataclass(frozen=True)
@@ -33,11 +32,6 @@ CHART_LINES = {
         "older 25.x charts lack the resourceApiVersion value, so rendering would depend on cluster discovery, "
         "and publish attributes (index, minor, pcieBusID) since removed"),
 }
-
-
-# Driver releases in the 0.x numbering the gate table uses: ~25.3 -> 0.1, ~25.8 -> 0.2, ~25.12 -> 0.3, ~26.4 -> 0.4
-# (comment in NVIDIA/k8s-dra-driver-gpu v0.4.0 pkg/featuregates/featuregates.go).
-_CALENDAR_TO_SEMVER = {(25, 3): (0, 1), (25, 8): (0, 2), (25, 12): (0, 3), (26, 4): (0, 4)}
 
 
 @dataclass(frozen=True)
@@ -74,14 +68,6 @@ REQUIRED_GATES = (("DeviceMetadata", "PassthroughSupport"), ("ComputeDomainCliqu
 SHARING_GATES = {SharingStrategy.TimeSlicing: "TimeSlicingSettings", SharingStrategy.MPS: "MPSSupport"}
 
 
-def parse_version(text: str) -> tuple[int, int, int]:
-    match = re.match(r"^v?(\d+)\.(\d+)\.(\d+)", text)
-    if not match:
-        raise ValueError(f"{text!r} is not a version such as 0.4.1")
-    major, minor, patch = (int(g) for g in match.groups())
-    return major, minor, patch
-
-
 def supported_releases(chart: ChartName) -> list[str]:
     """The chart's releases from the first gpu-dra supports on."""
     first = CHART_LINES[chart].first_supported
@@ -102,13 +88,7 @@ def unreleased(chart: ChartName, version: str) -> str | None:
 
 def release_level(driver: DraDriver) -> tuple[int, int]:
     """The pinned chart's release in the 0.x numbering of the gate table."""
-    major, minor, _ = parse_version(driver.version)
-    if major == 0:
-        return major, minor
-    return _CALENDAR_TO_SEMVER.get((major, minor), (0, 4) if (major, minor) > (26, 4) else (0, 1))
-
-
-DEFAULT_LEVEL = release_level(DraDriver())  # what lint and the pack assume when no chart is named
+    return release_level_of(driver.version)
 
 
 def chart_reference(driver: DraDriver) -> str:

@@ -191,24 +191,31 @@ def _device(device: Any, where: str, per_device: bool) -> SliceDevice:
         raise ObjectError(f"{where} must be a device with attributes {{name: {{int|bool|string|version: value}}}} "
                           "and capacity {name: {value: quantity}}")
     for name, typed in attributes.items():
-        _check_attribute(typed, where, name)
+        if "int" in typed or "bool" in typed:
+            _check_attribute(typed, where, name)
+    # A fleet's devices mostly have none of what follows: each `where` of a message is made only where it is read.
     consumes = []
-    for c, entry in enumerate(_list(body.get("consumesCounters"), f"{where}.consumesCounters")):
-        entry = _mapping(entry, f"{where}.consumesCounters[{c}]")
-        counters = _mapping(entry.get("counters"), f"{where}.consumesCounters[{c}].counters")
-        consumes.append(CounterConsumption(str(entry.get("counterSet", "")),
-                                           {str(k): _quantity(v) for k, v in counters.items()}))
+    if body.get("consumesCounters") is not None:
+        for c, entry in enumerate(_list(body["consumesCounters"], f"{where}.consumesCounters")):
+            entry = _mapping(entry, f"{where}.consumesCounters[{c}]")
+            counters = _mapping(entry.get("counters"), f"{where}.consumesCounters[{c}].counters")
+            consumes.append(CounterConsumption(str(entry.get("counterSet", "")),
+                                               {str(k): _quantity(v) for k, v in counters.items()}))
     taints = []
-    for t, taint in enumerate(_list(body.get("taints"), f"{where}.taints")):
-        taint = _mapping(taint, f"{where}.taints[{t}]")
-        taints.append(DeviceTaint(str(taint.get("key", "")), str(taint.get("value", "")), str(taint.get("effect", ""))))
+    if body.get("taints") is not None:
+        for t, taint in enumerate(_list(body["taints"], f"{where}.taints")):
+            taint = _mapping(taint, f"{where}.taints[{t}]")
+            taints.append(DeviceTaint(str(taint.get("key", "")), str(taint.get("value", "")),
+                                      str(taint.get("effect", ""))))
     policies = {str(name): policy for name, value in capacity.items()
-                if (policy := _request_policy(value, f"{where}.capacity.{name}")) is not None}
+                if isinstance(value, Mapping) and value.get("requestPolicy") is not None
+                and (policy := _request_policy(value, f"{where}.capacity.{name}")) is not None}
+    conditions, failures = body.get("bindingConditions"), body.get("bindingFailureConditions")
     return SliceDevice(str(device.get("name", "?")), dict(attributes), {k: _quantity(v) for k, v in capacity.items()},
                        bool(body.get("allowMultipleAllocations")), tuple(consumes), tuple(taints),
                        _node_selection(body, where) if per_device else None, policies,
-                       _strings_at(body.get("bindingConditions"), f"{where}.bindingConditions"),
-                       _strings_at(body.get("bindingFailureConditions"), f"{where}.bindingFailureConditions"),
+                       () if conditions is None else _strings_at(conditions, f"{where}.bindingConditions"),
+                       () if failures is None else _strings_at(failures, f"{where}.bindingFailureConditions"),
                        bool(body.get("bindsToNode")))
 
 

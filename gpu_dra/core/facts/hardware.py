@@ -82,3 +82,8 @@ INSTANCE_TYPES: dict[str, InstanceType] = {t.name: t for t in (
              cpu_arch="arm64"),
 )}
 
+# Product names the driver is known to publish (NVML device names; docs/sources.md#published-attributes) plus the
+# instance catalog's.
+KNOWN_PRODUCT_NAMES = sorted({m.product_name for m in GPU_MODELS.values()} | {
+    "NVIDIA A100 80GB PCIe", "NVIDIA A100-PCIE-40GB", "NVIDIA GB200", "NVIDIA GB300", "NVIDIA A30",
+    "Tesla P100-PCIE-16GB", "GRID A100-8C"})

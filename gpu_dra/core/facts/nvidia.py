@@ -9,10 +9,12 @@ deviceinfo.go, partitions.go, mig.go at each tag). Summary: docs/sources.md#nvid
 from __future__ import annotations
 
 import fnmatch
+import re
 from typing import Any
 
 DRIVER_NAME = "gpu.nvidia.com"
 DEFAULT_CHART_VERSION = "0.4.1"  # of the default chart line, dra-driver-nvidia-gpu
+CHART_VERSION_PATTERN = r"^v?\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$"  # an exact chart version, never a range
 
 # Every release of each chart line: the repositories' release tags (pre-releases left out), each tag's
 # deployments/helm/<chart>/Chart.yaml `version` being the tag without its "v" (`git tag` of
@@ -24,6 +26,30 @@ CHART_RELEASES = {
     "dra-driver-nvidia-gpu": ("0.4.0", "0.4.1"),
 }
 STANDARD_DOMAIN = "resource.kubernetes.io"
+
+
+# Driver releases in the 0.x numbering the gate table uses: ~25.3 -> 0.1, ~25.8 -> 0.2, ~25.12 -> 0.3, ~26.4 -> 0.4
+# (comment in NVIDIA/k8s-dra-driver-gpu v0.4.0 pkg/featuregates/featuregates.go).
+_CALENDAR_TO_SEMVER = {(25, 3): (0, 1), (25, 8): (0, 2), (25, 12): (0, 3), (26, 4): (0, 4)}
+
+
+def parse_version(text: str) -> tuple[int, int, int]:
+    match = re.match(r"^v?(\d+)\.(\d+)\.(\d+)", text)
+    if not match:
+        raise ValueError(f"{text!r} is not a version such as 0.4.1")
+    major, minor, patch = (int(g) for g in match.groups())
+    return major, minor, patch
+
+
+def release_level_of(version: str) -> tuple[int, int]:
+    """A chart release in the 0.x numbering of the gate table."""
+    major, minor, _ = parse_version(version)
+    if major == 0:
+        return major, minor
+    return _CALENDAR_TO_SEMVER.get((major, minor), (0, 4) if (major, minor) > (26, 4) else (0, 1))
+
+
+DEFAULT_LEVEL = release_level_of(DEFAULT_CHART_VERSION)  # what lint and the pack assume when no chart is named
 
 # NVIDIA's device plugin's extended resource for a whole GPU (node status.allocatable, a pod's limits), and the prefix
 # of its MIG resources under the mixed strategy (NVIDIA/k8s-device-plugin@v0.18.2:README.md, "MIG support").

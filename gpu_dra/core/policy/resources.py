@@ -29,7 +29,7 @@ from gpu_dra.core.config.models import ChartName, DraDriver
 from gpu_dra.core.data import UNKNOWN, plain, unknown_paths
 from gpu_dra.core.dra.objects import DeviceClass, ResourceClaim, parse_object
 from gpu_dra.core.facts.gates import DEFAULT_KUBERNETES_VERSION
-from gpu_dra.core.facts.nvidia import DEFAULT_CHART_VERSION
+from gpu_dra.core.facts.nvidia import DEFAULT_CHART_VERSION, DEFAULT_LEVEL
 from gpu_dra.core.findings import ERROR, NOT_JUDGED, Finding
 from gpu_dra.core.render import charts, names
 from gpu_dra.core.render.nodes import EKS_TAINT_EFFECTS, NODE_GROUP_LABEL
@@ -167,7 +167,7 @@ def context_from(config: Mapping[str, Any]) -> Context:
     chart_version = str(config.get("chartVersion", DEFAULT_CHART_VERSION))
     # An unpinned chart is judged as the default release, what lint assumes.
     level = (nvidia_driver.release_level(DraDriver(chart=chart, version=chart_version)) if pinned(chart_version)
-             else nvidia_driver.DEFAULT_LEVEL)
+             else DEFAULT_LEVEL)
     target = Target(str(config.get("kubernetesVersion", DEFAULT_KUBERNETES_VERSION)),
                     str(config.get("platform", "eks")),
                     {str(k): bool(v) for k, v in (config.get("featureGates") or {}).items()}, level)

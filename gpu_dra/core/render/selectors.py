@@ -9,16 +9,11 @@ from __future__ import annotations
 import re
 
 from gpu_dra.core.config.models import DeviceType, Match
-from gpu_dra.core.facts.hardware import GPU_MODELS
+from gpu_dra.core.facts.hardware import KNOWN_PRODUCT_NAMES
 from gpu_dra.core.facts.nvidia import DRIVER_NAME
 
 ATTR = f"device.attributes['{DRIVER_NAME}']"
 CAPACITY = f"device.capacity['{DRIVER_NAME}']"
-# Product names the driver is known to publish (NVML device names; docs/sources.md#published-attributes) plus the
-# instance catalog's.
-KNOWN_PRODUCT_NAMES = sorted({m.product_name for m in GPU_MODELS.values()} | {
-    "NVIDIA A100 80GB PCIe", "NVIDIA A100-PCIE-40GB", "NVIDIA GB200", "NVIDIA GB300", "NVIDIA A30",
-    "Tesla P100-PCIE-16GB", "GRID A100-8C"})
 
 
 def _cel_string(value: str) -> str:

@@ -6,7 +6,7 @@
 """
 
 from gpu_dra.core.dra.cel.compile import CompiledSelector, CompileError, check_selector, compile_selector
-from gpu_dra.core.dra.cel.evaluate import DeviceView, EvalResult, device_view, evaluate
+from gpu_dra.core.dra.cel.evaluate import DeviceView, EvalResult, attributes_convert, device_view, evaluate
 
-__all__ = ["CompileError", "CompiledSelector", "DeviceView", "EvalResult", "check_selector", "compile_selector",
-           "device_view", "evaluate"]
+__all__ = ["CompileError", "CompiledSelector", "DeviceView", "EvalResult", "attributes_convert", "check_selector",
+           "compile_selector", "device_view", "evaluate"]

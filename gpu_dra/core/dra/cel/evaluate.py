@@ -8,6 +8,7 @@ scheduler's runtime cost limit, or gpu-dra's size bound (gpu_dra.core.dra.cel.bu
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -52,6 +53,30 @@ def _attribute_value(name: str, value: Mapping[str, Any]) -> Any:
         except library.SemverError as exc:
             raise ValueError(f"attribute {name}: parse semantic version: {exc}") from None
     raise ValueError(f"attribute {name}: unsupported attribute value")
+
+
+@functools.lru_cache(maxsize=4096)
+def _version_parses(text: str) -> bool:
+    try:
+        library.parse_semver(text)
+    except library.SemverError:
+        return False
+    return True
+
+
+def attributes_convert(attributes: Mapping[str, Mapping[str, Any]]) -> bool:
+    """Whether every attribute converts to its CEL type (device_view finds no attribute problem). A fleet's devices
+    share a few driver and CUDA version strings: each is parsed once."""
+    for name, value in attributes.items():
+        if "version" in value and not ("int" in value or "bool" in value or "string" in value):
+            if not _version_parses(str(value["version"])):
+                return False
+            continue
+        try:
+            _attribute_value(name, value)
+        except ValueError:
+            return False
+    return True
 
 
 def device_view(driver: str, attributes: Mapping[str, Mapping[str, Any]] | None = None,
