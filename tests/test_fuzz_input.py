@@ -185,6 +185,15 @@ def test_lint_survives_broken_manifests(manifests: list[Path]) -> None:
     assert _fuzz(100, manifests, lambda path: _verb("lint", str(path))) == []
 
 
+def test_explain_survives_broken_pods_and_their_claims(tmp_path: Path) -> None:
+    """The Pods and workloads explain reads (their nodeName, tolerations, claims) as a team's manifests break."""
+    pods = []
+    for name in ("pod-two-claims.yaml", "busy-gpus.yaml"):
+        shutil.copy(ROOT / "examples" / "explain" / name, tmp_path / name)
+        pods.append(tmp_path / name)
+    assert _fuzz(60, pods, lambda path: _verb("explain", str(DUMP), str(path), "--format", "json")) == []
+
+
 @pytest.mark.parametrize("output", ["text", "json"])
 def test_inventory_survives_a_broken_dump(dump: Path, output: str) -> None:
     assert _fuzz(40, [dump], lambda path: _verb("inventory", "--format", output, str(path))) == []
