@@ -89,8 +89,24 @@ def test_inventory_from_a_live_cluster(api_server: Path) -> None:
     result = gpu_dra("inventory", "--cluster", "--kubeconfig", str(api_server))
     assert result.returncode == 0, result.stderr
     assert "NVIDIA H100 80GB HBM3  1      8" in result.stdout
-    assert ("node ip-10-0-0-9.ec2.internal is labelled nvidia.com/gpu.present=true but publishes no ResourceSlice"
-            in result.stdout)
+    assert ("node ip-10-0-0-9.ec2.internal has NVIDIA GPUs (label nvidia.com/gpu.present=true), but publishes no "
+            "ResourceSlice of driver gpu.nvidia.com: is the DRA kubelet plugin running there?" in result.stdout)
+
+
+def test_inventory_notes_the_gpu_nodes_doctor_finds_without_slices(fake_api: FakeApiServer, tmp_path: Path) -> None:
+    """One judgement of "a GPU node without slices" for every verb: a node publishing another driver's slice only
+    (compute-domain) publishes none of NVIDIA's GPU driver, for inventory's notes as for doctor's findings."""
+    collections = _responses()
+    collections["/apis/resource.k8s.io/v1/resourceslices"] = [
+        s for s in collections["/apis/resource.k8s.io/v1/resourceslices"] if s["spec"]["driver"] != "gpu.nvidia.com"]
+    fake_api.collections.update(collections)
+    kubeconfig = str(fake_api.kubeconfig(tmp_path / "kubeconfig"))
+    inventory = gpu_dra("inventory", "--cluster", "--kubeconfig", kubeconfig).stdout
+    notes = [line.split()[1] for line in inventory.splitlines()
+             if "publishes no ResourceSlice of driver gpu.nvidia.com" in line]
+    doctor = json.loads(gpu_dra("doctor", "--cluster", "--kubeconfig", kubeconfig, "--format", "json").stdout)
+    found = [f["object"].removeprefix("Node ") for f in doctor if f["rule"] == "gpu-node-without-slices"]
+    assert notes == found == ["ip-10-0-0-9.ec2.internal", "ip-100-64-147-149.ec2.internal"]
 
 
 def test_explain_counts_devices_allocated_to_existing_claims(api_server: Path, tmp_path: Path) -> None:

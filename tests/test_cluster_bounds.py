@@ -213,7 +213,8 @@ def test_answers_in_gzip_are_read_as_kube_apiserver_sends_them(fake_api: FakeApi
     fake_api.collections["/api/v1/nodes"] += nodes
     run = inventory(kubeconfig)
     assert run.returncode == 0, run.stderr
-    assert "node gpu-1200 is labelled nvidia.com/gpu.present=true but publishes no ResourceSlice" in run.stdout
+    assert ("node gpu-1200 has NVIDIA GPUs (label nvidia.com/gpu.present=true), but publishes no ResourceSlice"
+            in run.stdout)
     assert fake_api.gzipped == 3  # 1,502 nodes: three pages of 500 (~330 kB each), then 2
 
 

@@ -29,7 +29,6 @@ from dataclasses import dataclass, field
 from typing import IO, Any, NamedTuple
 
 from gpu_dra.cli.common import DEFAULT_REQUEST_TIMEOUT, cut, ended_on_exit, killed
-from gpu_dra.core.config.models import DRA_NODE_LABEL
 from gpu_dra.core.yamlsource import PARSED_MEMORY, parsed_size
 
 
@@ -291,7 +290,7 @@ def read_cluster(kubeconfig: str | None, context: str | None,
                  timeout: float | None = DEFAULT_REQUEST_TIMEOUT, reads: Sequence[Read] = DEVICE_READS,
                  namespace: str | None = None, memory: int = READ_MEMORY) -> ClusterState:
     """Every object of `reads` and the DeviceTaintRules, with a note where the API server serves no DeviceTaintRules
-    (what the objects say, such as GPU nodes without slices, is for the verbs to judge: silent_gpu_nodes).
+    (what the objects say, such as GPU nodes without slices, is for the verbs to judge: doctor.silent_gpu_nodes).
     `timeout`: seconds per request and for the credential plugin, None for no limit (then the read as a whole has
     none either). `namespace`: where the namespaced reads list, None for all. `memory`: what the parsed objects
     may take (READ_MEMORY)."""
@@ -378,24 +377,6 @@ def read_cluster(kubeconfig: str | None, context: str | None,
         state.notes.append(f"the API server serves no DeviceTaintRules (GET {TAINT_RULES} in resource.k8s.io "
                            f"{versions}: HTTP 404), so the cluster holds none and none were read")
     return state
-
-
-def silent_gpu_nodes(slices: list[dict[str, Any]], nodes: list[dict[str, Any]]) -> list[str]:
-    """Notes on DRA GPU nodes that publish no ResourceSlice, for inventory and explain (doctor reports them as
-    findings of its own). Only names that are strings count: a slice's nodeName of another type is reported by the
-    inventory that parses it (gpu_dra.core.dra.objects)."""
-    publishing = {name for o in slices if isinstance(name := _mapping(o.get("spec")).get("nodeName"), str)}
-    key, value = DRA_NODE_LABEL
-    notes = []
-    for node in nodes:
-        meta = _mapping(node.get("metadata"))
-        labels = _mapping(meta.get("labels"))
-        # from 1.35 the AL2023 NVIDIA AMI labels device-plugin nodes gpu.present too: those publish no slices
-        if (labels.get(key) == value and labels.get("gpu-dra.io/allocation") != "device-plugin"
-                and str(meta.get("name")) not in publishing):
-            notes.append(f"node {cut(str(meta.get('name')), 100)} is labelled {key}={value} but publishes no "
-                         "ResourceSlice: is the DRA kubelet plugin running there?")
-    return notes
 
 
 def _path(read: Read, namespace: str | None) -> str:

@@ -392,21 +392,21 @@ def gather(args: argparse.Namespace, cluster: Any = None,
 
     sources: list[tuple[str, list[Any]]] = read_inputs(args.paths, lines=False, args=args)
     origins = list(args.paths)
-    notes: list[str] = []
     if args.cluster:
-        from gpu_dra.cli.cluster import silent_gpu_nodes
-
         cluster = cluster or read_live_cluster(args)
-        notes = silent_gpu_nodes(cluster.of("ResourceSlice"), cluster.of("Node")) + cluster.notes
         sources.append(("cluster", [Located(obj, {}) for obj in cluster.objects]))
         origins.append(f"cluster (context {cut(args.context)})" if args.context else "cluster")
     objects: list[dict[str, Any]] = []
-    devices = inv.Inventory(notes=notes)
-    for name, documents in sources:
+    devices = inv.Inventory()
+    for index, (name, documents) in enumerate(sources):
         try:
             found = inv.from_documents(name, documents)
         except InventoryError as error:
             raise UsageError(str(error)) from None
+        if args.cluster and index == len(sources) - 1:  # the cluster's GPU nodes without slices, as doctor judges
+            from gpu_dra.core.analysis.doctor import silent_gpu_node_notes
+
+            devices.notes = silent_gpu_node_notes(cluster.of("Node"), found.slices) + cluster.notes
         devices.devices.extend(found.devices)
         devices.slices.extend(found.slices)  # those without devices too: they count in their pool
         devices.taint_rules.extend(found.taint_rules)

@@ -221,6 +221,22 @@ def _slice_nodes(slice_: ResourceSlice) -> set[str]:
             if d.node_selection is not None and d.node_selection.node_name}
 
 
+def silent_gpu_nodes(nodes: Sequence[_Node], slices: Sequence[ResourceSlice]) -> dict[str, str]:
+    """The DRA GPU nodes (_gpu_reason) that publish no ResourceSlice of NVIDIA's driver: name -> why it is one."""
+    publishing = {name for slice_ in slices if slice_.driver == DRIVER_NAME for name in _slice_nodes(slice_)}
+    by_label = any(node.labels.get(ALLOCATION_LABEL) == "dra" for node in nodes)
+    return {node.name: reason for node in nodes
+            if (reason := _gpu_reason(node, by_label)) is not None and node.name not in publishing}
+
+
+def silent_gpu_node_notes(objects: Iterable[Mapping[str, Any]], slices: Sequence[ResourceSlice]) -> list[str]:
+    """silent_gpu_nodes of these Nodes as notes, for the verbs that show the devices but judge no node (inventory,
+    explain); doctor reports each as a gpu-node-without-slices finding."""
+    nodes = [node for obj in objects if (node := _node(obj)) is not None]
+    return [f"node {name} {reason}, but publishes no ResourceSlice of driver {DRIVER_NAME}: is the DRA kubelet "
+            "plugin running there?" for name, reason in sorted(silent_gpu_nodes(nodes, slices).items())]
+
+
 def _newest(slices: Iterable[ResourceSlice]) -> dict[tuple[str, str], int]:
     """(driver, pool) -> the pool's newest generation: the only one the scheduler reads."""
     newest: dict[tuple[str, str], int] = {}
@@ -234,12 +250,11 @@ def node_findings(nodes: Sequence[_Node], slices: Sequence[ResourceSlice]) -> li
     """gpu-node-without-slices, kubelet-dra-regression and double-allocation-risk, per node."""
     newest = _newest(slices)
     published: dict[str, int] = {}  # node -> gpu.nvidia.com devices it offers (newest generations)
-    publishing: set[str] = set()  # nodes with any gpu.nvidia.com slice
+    silent = silent_gpu_nodes(nodes, slices)
     for slice_ in slices:
         if slice_.driver != DRIVER_NAME:
             continue
         for name in _slice_nodes(slice_):
-            publishing.add(name)
             if slice_.pool.generation == newest[(slice_.driver, slice_.pool.name)]:
                 published[name] = published.get(name, 0) + sum(
                     1 for d in slice_.devices if d.node_selection is None or d.node_selection.node_name == name)
@@ -249,7 +264,7 @@ def node_findings(nodes: Sequence[_Node], slices: Sequence[ResourceSlice]) -> li
         where = f"Node {node.name}"
         regressed = bool(REGRESSED_KUBELET.match(node.kubelet))
         reason = _gpu_reason(node, by_label)
-        if reason is not None and node.name not in publishing:
+        if reason is not None and node.name in silent:
             kubelet = (f" Its kubelet {node.kubelet} has a known DRA regression, {REGRESSION}." if regressed else "")
             fix = (f"see why the DRA driver's kubelet plugin is not serving the node: `kubectl get pods -A -o wide "
                    f"--field-selector spec.nodeName={node.name}` and that pod's logs")
