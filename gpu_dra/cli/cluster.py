@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any, NamedTuple
 
 from gpu_dra.cli.common import DEFAULT_REQUEST_TIMEOUT, cut, ended_on_exit, killed
+from gpu_dra.core.data import mapping
 from gpu_dra.core.yamlsource import PARSED_MEMORY, parsed_size
 
 
@@ -603,7 +604,7 @@ class _Reader:
             for key in field_path.split("."):
                 value = value.get(key) if isinstance(value, dict) else None
             if value is not None and not isinstance(value, str):
-                meta = _mapping(item.get("metadata"))
+                meta = mapping(item.get("metadata"))
                 name = "/".join(cut(str(meta[key]), 100) for key in ("namespace", "name") if meta.get(key))
                 raise ClusterError(f"the API server at {self.endpoint} answered GET {path} with {read.kind} "
                                    f"{name or '(no name)'} whose {field_path} is {_json_type(value)}, not a string: "
@@ -643,7 +644,4 @@ def _json_type(value: Any) -> str:
     return {dict: "a mapping", list: "a list", bool: "a boolean", int: "a number", float: "a number"}.get(
         type(value), type(value).__name__)
 
-
-def _mapping(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
 

@@ -55,3 +55,9 @@ def helm_merge(defaults: Mapping[str, Any], overrides: Mapping[str, Any]) -> dic
         else:
             merged[key] = copy.deepcopy(value)
     return merged
+
+
+def mapping(value: Any) -> Mapping[str, Any]:
+    """`value` where it is a mapping, else an empty one: objects read from files or a cluster hold what they hold,
+    and a field of the wrong type reads as absent where its absence is already handled."""
+    return value if isinstance(value, Mapping) else {}

@@ -23,6 +23,7 @@ from gpu_dra.core.analysis.allocator import PREVENTING_EFFECTS, Features, tolera
 from gpu_dra.core.analysis.explain import Explainer, TaintRuleError, classes_from_objects, features_for, taint_rule_gate
 from gpu_dra.core.analysis.inventory import Inventory, from_documents
 from gpu_dra.core.config.models import DEVICE_PLUGIN_NODE_LABEL, DRA_NODE_LABEL
+from gpu_dra.core.data import mapping
 from gpu_dra.core.dra.objects import DeviceTaint, ResourceClaim, ResourceSlice, parse_claim, parse_device_class
 from gpu_dra.core.dra.quantity import QuantityError, parse_quantity
 from gpu_dra.core.facts import gates
@@ -138,7 +139,7 @@ def diagnose(sources: Sequence[tuple[str, Sequence[Mapping[str, Any]]]], target:
 
 def _stored(obj: Mapping[str, Any]) -> bool:
     """Whether the object went through an API server (which sets uid and resourceVersion): a manifest did not."""
-    meta = _mapping(obj.get("metadata"))
+    meta = mapping(obj.get("metadata"))
     return bool(meta.get("uid") or meta.get("resourceVersion"))
 
 
@@ -159,11 +160,11 @@ def gate_evidence(objects: Iterable[Mapping[str, Any]], target: Target) -> dict[
     for obj in objects:
         if not _stored(obj):
             continue
-        kind, spec = obj.get("kind"), _mapping(obj.get("spec"))
+        kind, spec = obj.get("kind"), mapping(obj.get("spec"))
         if kind == "DeviceClass" and spec.get("extendedResourceName"):
             seen["DRAExtendedResource"] = True
         elif kind == "ResourceSlice" and any(
-                (_mapping(d).get("taints") or _mapping(_mapping(d).get("basic")).get("taints"))
+                (mapping(d).get("taints") or mapping(mapping(d).get("basic")).get("taints"))
                 for d in _list(spec.get("devices"))):
             seen["DRADeviceTaints"] = True
         elif kind == "DeviceTaintRule":
@@ -185,15 +186,15 @@ class _Node:
 def _node(obj: Mapping[str, Any]) -> _Node | None:
     if obj.get("kind") != "Node":
         return None
-    meta, status = _mapping(obj.get("metadata")), _mapping(obj.get("status"))
-    labels = {str(k): str(v) for k, v in _mapping(meta.get("labels")).items()}
-    allocatable = _mapping(status.get("allocatable")).get(GPU_RESOURCE)
+    meta, status = mapping(obj.get("metadata")), mapping(obj.get("status"))
+    labels = {str(k): str(v) for k, v in mapping(meta.get("labels")).items()}
+    allocatable = mapping(status.get("allocatable")).get(GPU_RESOURCE)
     try:  # parse_quantity refuses what no int64 holds (1e999999)
         gpus = int(parse_quantity(str(allocatable))) if allocatable is not None else 0
     except QuantityError:
         gpus = 0
     return _Node(str(meta.get("name", "")), labels, gpus,
-                 str(_mapping(status.get("nodeInfo")).get("kubeletVersion") or ""))
+                 str(mapping(status.get("nodeInfo")).get("kubeletVersion") or ""))
 
 
 def _gpu_reason(node: _Node, by_label: bool) -> str | None:
@@ -471,7 +472,7 @@ def _key(obj: Mapping[str, Any]) -> tuple[str, str] | None:
     kind = obj.get("kind")
     if kind not in DRIFT_KINDS:
         return None
-    meta = _mapping(obj.get("metadata"))
+    meta = mapping(obj.get("metadata"))
     name = f"{meta['namespace']}/{meta.get('name')}" if meta.get("namespace") else str(meta.get("name"))
     return str(kind), name
 
@@ -509,7 +510,7 @@ def drift_findings(objects: Sequence[Mapping[str, Any]], rendered: Sequence[Mapp
                                         + (" (a template's spec is immutable: applying replaces it)"
                                            if kind == "ResourceClaimTemplate" else ""), object=where))
         for (k, name), obj in sorted(have.items()):
-            labels = _mapping(_mapping(obj.get("metadata")).get("labels"))
+            labels = mapping(mapping(obj.get("metadata")).get("labels"))
             if k == kind and (k, name) not in wanted and all(labels.get(a) == b for a, b in MANAGED_BY.items()):
                 findings.append(Finding("drift-extra", WARNING,
                                         f"labelled {_label(MANAGED_BY)} but not rendered by the stack {stack}",
@@ -524,13 +525,13 @@ def normalised(obj: Mapping[str, Any]) -> dict[str, Any]:
     DeviceSubRequest: allocationMode ExactCount, then count 1; DeviceToleration: operator Equal, `+default="Equal"`),
     quantities in one form (the server writes them canonically: 1000m is 1), and empty and null fields dropped: the
     server omits empty ones (`omitempty`) but writes a template's spec.metadata as `{creationTimestamp: null}`."""
-    spec = copy.deepcopy(dict(_mapping(obj.get("spec"))))
+    spec = copy.deepcopy(dict(mapping(obj.get("spec"))))
     kind = obj.get("kind")
     if kind == "ResourceClaimTemplate":
-        devices = _mapping(_mapping(spec.get("spec")).get("devices"))
+        devices = mapping(mapping(spec.get("spec")).get("devices"))
         for request in _list(devices.get("requests")):
-            request = _mapping(request)
-            for choice in [_mapping(request.get("exactly")), *map(_mapping, _list(request.get("firstAvailable")))]:
+            request = mapping(request)
+            for choice in [mapping(request.get("exactly")), *map(mapping, _list(request.get("firstAvailable")))]:
                 _default_choice(choice)
     elif kind == "ResourceQuota":
         hard = spec.get("hard")
@@ -607,9 +608,6 @@ def _names(names: Sequence[str]) -> str:
 def _label(labels: Mapping[str, str]) -> str:
     return ", ".join(f"{k}={v}" for k, v in labels.items())
 
-
-def _mapping(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
 
 
 def _list(value: Any) -> list[Any]:

@@ -19,6 +19,7 @@ from typing import Any
 from gpu_dra.core.analysis.explain import Explainer
 from gpu_dra.core.analysis.inventory import Inventory
 from gpu_dra.core.analysis.pods import ClusterNode, PodReport, PodSpec, explain_pods, pods_from_objects
+from gpu_dra.core.data import mapping
 from gpu_dra.core.dra.objects import ResourceClaim
 from gpu_dra.core.dra.scheduling import why_not_on
 
@@ -36,19 +37,16 @@ class SchedulerVerdict:
         return {"message": self.message, "count": self.count, "last": self.last, "source": self.source}
 
 
-def _mapping(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
-
 
 def _name(obj: Mapping[str, Any]) -> str:
-    meta = _mapping(obj.get("metadata"))
+    meta = mapping(obj.get("metadata"))
     return f"{meta.get('namespace') or 'default'}/{meta.get('name', '?')}"
 
 
 def pending_pods(objects: Iterable[Mapping[str, Any]]) -> list[PodSpec]:
     """Pods the scheduler has not placed (phase Pending, no nodeName) that name resource claims, by name."""
-    waiting = [o for o in objects if o.get("kind") == "Pod" and _mapping(o.get("status")).get("phase") == "Pending"
-               and not _mapping(o.get("spec")).get("nodeName")]
+    waiting = [o for o in objects if o.get("kind") == "Pod" and mapping(o.get("status")).get("phase") == "Pending"
+               and not mapping(o.get("spec")).get("nodeName")]
     return sorted(pods_from_objects(waiting), key=lambda pod: pod.name)
 
 
@@ -58,13 +56,13 @@ def scheduler_verdicts(objects: Iterable[Mapping[str, Any]]) -> dict[str, Schedu
     verdicts: dict[str, tuple[str, SchedulerVerdict]] = {}
     for obj in objects:
         if obj.get("kind") == "Event" and obj.get("reason") == "FailedScheduling":
-            involved = _mapping(obj.get("involvedObject"))
+            involved = mapping(obj.get("involvedObject"))
             if involved.get("kind") != "Pod":
                 continue
             pod = f"{involved.get('namespace') or 'default'}/{involved.get('name', '?')}"
-            series = _mapping(obj.get("series"))
+            series = mapping(obj.get("series"))
             last = str(series.get("lastObservedTime") or obj.get("lastTimestamp") or obj.get("eventTime")
-                       or _mapping(obj.get("metadata")).get("creationTimestamp") or "")
+                       or mapping(obj.get("metadata")).get("creationTimestamp") or "")
             count = series.get("count") or obj.get("count") or 1
             verdict = SchedulerVerdict(str(obj.get("message") or "").strip(),
                                        count if isinstance(count, int) else 1, last)
@@ -74,9 +72,9 @@ def scheduler_verdicts(objects: Iterable[Mapping[str, Any]]) -> dict[str, Schedu
     for obj in objects:
         if obj.get("kind") != "Pod" or _name(obj) in out:
             continue
-        conditions = _mapping(obj.get("status")).get("conditions")
+        conditions = mapping(obj.get("status")).get("conditions")
         for condition in conditions if isinstance(conditions, list) else []:
-            condition = _mapping(condition)
+            condition = mapping(condition)
             if condition.get("type") == "PodScheduled" and condition.get("status") == "False":
                 message = str(condition.get("message") or condition.get("reason") or "").strip()
                 out[_name(obj)] = SchedulerVerdict(message, 1, str(condition.get("lastTransitionTime") or ""),
@@ -90,9 +88,9 @@ def holders(objects: Iterable[Mapping[str, Any]]) -> dict[str, list[str]]:
     for obj in objects:
         if obj.get("kind") != "ResourceClaim":
             continue
-        namespace = _mapping(obj.get("metadata")).get("namespace") or "default"
-        reserved = _mapping(obj.get("status")).get("reservedFor")
-        pods = [f"{namespace}/{_mapping(r).get('name')}" for r in reserved if _mapping(r).get("resource") == "pods"] \
+        namespace = mapping(obj.get("metadata")).get("namespace") or "default"
+        reserved = mapping(obj.get("status")).get("reservedFor")
+        pods = [f"{namespace}/{mapping(r).get('name')}" for r in reserved if mapping(r).get("resource") == "pods"] \
             if isinstance(reserved, list) else []
         if pods:
             out[_name(obj)] = pods

@@ -21,6 +21,7 @@ from gpu_dra.core.analysis.allocator import ClaimAllocation
 from gpu_dra.core.analysis.explain import ClaimReport, Explainer, binding_as_dict
 from gpu_dra.core.analysis.inventory import Inventory
 from gpu_dra.core.analysis.pools import Node
+from gpu_dra.core.data import mapping
 from gpu_dra.core.dra.objects import ObjectError, ResourceClaim
 from gpu_dra.core.dra.scheduling import schedules_on
 from gpu_dra.core.findings import ERROR, Finding
@@ -103,9 +104,6 @@ def _at(obj: Any, path: Sequence[str]) -> Any:
     return obj
 
 
-def _mapping(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
-
 
 def pods_from_objects(objects: Iterable[Mapping[str, Any]]) -> list[PodSpec]:
     """The Pods and workloads' pod templates that name resource claims; ObjectError for one the API would refuse."""
@@ -117,7 +115,7 @@ def pods_from_objects(objects: Iterable[Mapping[str, Any]]) -> list[PodSpec]:
         spec = _at(obj, (*POD_TEMPLATES[str(kind)], "spec"))
         if not isinstance(spec, Mapping) or not spec.get("resourceClaims"):
             continue
-        meta = _mapping(obj.get("metadata"))
+        meta = mapping(obj.get("metadata"))
         name = f"{meta.get('namespace') or 'default'}/{meta.get('name', '?')}"
         node_name = spec.get("nodeName")
         if node_name is not None and not isinstance(node_name, str):  # no API server stores one: bad input
@@ -137,8 +135,8 @@ def nodes_from_objects(objects: Iterable[Mapping[str, Any]]) -> list[ClusterNode
     for obj in objects:
         if obj.get("kind") != "Node":
             continue
-        meta = _mapping(obj.get("metadata"))
-        labels = _mapping(meta.get("labels"))
+        meta = mapping(obj.get("metadata"))
+        labels = mapping(meta.get("labels"))
         taints = _at(obj, ("spec", "taints")) or []
         out.append(ClusterNode(Node(str(meta.get("name", "")), {str(k): str(v) for k, v in labels.items()}),
                                tuple(t for t in taints if isinstance(t, Mapping))))

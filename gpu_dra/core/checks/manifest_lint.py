@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 
 from gpu_dra.core.checks.lint import SelectorContext, lint_selector
 from gpu_dra.core.checks.target import Target
+from gpu_dra.core.data import mapping
 from gpu_dra.core.dra import k8s_schema, metadata
 from gpu_dra.core.dra.api import KINDS, REQUEST_FIELDS, uses_exactly
 from gpu_dra.core.dra.cel import CompileError, check_selector
@@ -32,7 +33,7 @@ class ManifestObject:
 
     @property
     def name(self) -> str:
-        meta = _mapping(self.data.get("metadata"))
+        meta = mapping(self.data.get("metadata"))
         name, namespace = (str(part) if str(part).isprintable() else repr(part)  # "gpu\n" on one line
                            for part in (meta.get("name", "?"), meta.get("namespace") or ""))
         return f"{self.data.get('kind')}/{namespace + '/' if namespace else ''}{name}"
@@ -61,9 +62,6 @@ def objects_in(file: str, documents: list[Located]) -> Iterator[ManifestObject]:
         elif kind in KINDS:
             yield ManifestObject(file, data, document, ())
 
-
-def _mapping(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
 
 
 class SelectorSite(NamedTuple):
@@ -153,7 +151,7 @@ def _semantic_findings(obj: ManifestObject) -> list[Finding]:
     `exactly`, where they are reported."""
     problems: list[tuple[Loc, str]] = [
         (("metadata", *path), message)
-        for path, message in metadata.object_meta_problems(_mapping(obj.data.get("metadata")))]
+        for path, message in metadata.object_meta_problems(mapping(obj.data.get("metadata")))]
     claim = obj.parsed
     if isinstance(claim, ResourceClaim):
         problems += _claim_problems(claim)
