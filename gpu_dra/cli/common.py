@@ -297,9 +297,9 @@ def read_inputs(paths: list[str], lines: bool = True,
     The files together may take `--read-memory` once parsed, where the verb has it (`args`), else PARSED_MEMORY."""
     from gpu_dra.core.yamlsource import PARSED_MEMORY, ParseBudget, parse_documents, read_text
 
-    flag = args is not None and hasattr(args, "read_memory")
-    budget = ParseBudget(flag and args.read_memory or PARSED_MEMORY,  # type: ignore[union-attr]
-                         " or raise --read-memory" if flag else "")
+    raisable = hasattr(args, "read_memory")  # the verbs with --cluster's options
+    budget = ParseBudget(getattr(args, "read_memory", None) or PARSED_MEMORY,
+                         " or raise --read-memory" if raisable else "")
     inputs = []
     for path in paths:
         name = "<stdin>" if path == "-" else path

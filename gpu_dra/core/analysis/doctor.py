@@ -609,6 +609,5 @@ def _label(labels: Mapping[str, str]) -> str:
     return ", ".join(f"{k}={v}" for k, v in labels.items())
 
 
-
 def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []

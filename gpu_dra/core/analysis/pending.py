@@ -37,7 +37,6 @@ class SchedulerVerdict:
         return {"message": self.message, "count": self.count, "last": self.last, "source": self.source}
 
 
-
 def _name(obj: Mapping[str, Any]) -> str:
     meta = mapping(obj.get("metadata"))
     return f"{meta.get('namespace') or 'default'}/{meta.get('name', '?')}"

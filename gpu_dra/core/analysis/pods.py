@@ -104,7 +104,6 @@ def _at(obj: Any, path: Sequence[str]) -> Any:
     return obj
 
 
-
 def pods_from_objects(objects: Iterable[Mapping[str, Any]]) -> list[PodSpec]:
     """The Pods and workloads' pod templates that name resource claims; ObjectError for one the API would refuse."""
     out = []

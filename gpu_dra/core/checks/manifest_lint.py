@@ -63,7 +63,6 @@ def objects_in(file: str, documents: list[Located]) -> Iterator[ManifestObject]:
             yield ManifestObject(file, data, document, ())
 
 
-
 class SelectorSite(NamedTuple):
     path: Loc  # of the expression, as written
     expression: str
