@@ -225,7 +225,7 @@ def test_a_team_file_under_the_size_bound_made_to_fill_the_memory_is_refused_at_
     team = project.root / "stacks" / "teams" / "research.yaml"
     team.write_text("name: research\nnotes:\n" + "- a: b\n" * 430_000)
     _refused(_cli("--project-dir", project.root, "check", "--stack", "dev", deadline=30),
-             "stacks/teams/research.yaml: would take about", "MiB of memory once parsed")
+             "stacks/teams/research.yaml: would take about", "more than the 64 MiB gpu-dra gives a stack or team file")
 
 
 # The shapes that cost the most memory per character through each parser (tests/test_yamlsource_memory.py), each

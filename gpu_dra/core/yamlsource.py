@@ -417,8 +417,8 @@ class ParseBudget:
     """What the texts of one run may take in memory once parsed (`limit` bytes), spent as each text is parsed; a
     text whose estimate (parsed_size) exceeds what is left is refused before it is parsed."""
 
-    def __init__(self, limit: int = PARSED_MEMORY, raise_hint: str = ""):
-        self.limit, self.left, self.raise_hint = limit, limit, raise_hint
+    def __init__(self, limit: int = PARSED_MEMORY, raise_hint: str = "", given: str = "the input of one run"):
+        self.limit, self.left, self.raise_hint, self.given = limit, limit, raise_hint, given
         self.pending = 0
 
     def check(self, text: str, parser: str, display: str) -> None:
@@ -428,7 +428,7 @@ class ParseBudget:
                     else f"the {self.limit >> 20:,} MiB")
             raise ConfigError([_unreadable(display, f"would take about {self.pending >> 20:,} MiB of memory once "
                                                     f"parsed (estimated from its text), more than {room} gpu-dra "
-                                                    f"gives the input of one run; give a smaller file"
+                                                    f"gives {self.given}; give a smaller file"
                                                     f"{self.raise_hint}")])
 
     def spend(self) -> None:
@@ -468,7 +468,7 @@ def read_yaml(path: Path, display: str) -> Located:
         raise ConfigError([_unreadable(display, f"cannot read: {exc.strerror}")]) from None
     except UnicodeDecodeError:
         raise ConfigError([_unreadable(display, "is not UTF-8 text; save it as UTF-8")]) from None
-    documents = parse_documents(text, display, budget=ParseBudget(PROJECT_FILE_MEMORY))
+    documents = parse_documents(text, display, budget=ParseBudget(PROJECT_FILE_MEMORY, given="a stack or team file"))
     if len(documents) > 1:
         raise ConfigError([_unreadable(display, "holds several YAML documents (---); keep one")])
     return documents[0] if documents else Located(None, {})
