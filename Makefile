@@ -21,7 +21,7 @@ preview: $(STAMP)
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto --dist worksteal
 
 check: $(STAMP)
 	$(BIN)/gpu-dra check --all-stacks

@@ -11,6 +11,7 @@ import json
 import os
 import re
 import signal
+import subprocess
 import sys
 import threading
 from collections.abc import Callable, Iterator
@@ -189,6 +190,21 @@ def ended_on_exit(cleanup: Callable[[], object]) -> Iterator[None]:
     atexit.register(cleanup)
     try:
         yield
+    finally:
+        atexit.unregister(cleanup)
+
+
+@contextlib.contextmanager
+def child_process(args: list[str], **options: Any) -> Iterator[subprocess.Popen[str]]:
+    """A child process (text mode) that a signal cannot leave running: it is started and its kill registered with the
+    signals held, since a SIGTERM between the fork and the registration would end gpu-dra and leave the child."""
+    with uninterrupted():
+        process = subprocess.Popen(args, text=True, **options)
+        cleanup = killed(process)
+        atexit.register(cleanup)
+    try:
+        with process:
+            yield process
     finally:
         atexit.unregister(cleanup)
 

@@ -24,7 +24,7 @@ from importlib import metadata
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from gpu_dra.cli.common import EXIT_OK, UsageError, cut, ended_on_exit, killed, project_root, shown
+from gpu_dra.cli.common import EXIT_OK, UsageError, child_process, cut, project_root, shown
 from gpu_dra.cli.output_folder import FolderError, Ownership, read_record, write_folder
 
 RECORD = ".gpu-dra-policy-pack"
@@ -183,8 +183,8 @@ def _probe(stage: Path, files: list[str]) -> dict[str, str | None]:
     optional = {m for p in sources for m in _imported(stage / p, aliases=True)} - required
     wanted = json.dumps({"required": sorted(required), "optional": sorted(optional)})
     env = {**os.environ, "PYTHONPATH": str(stage), "PYTHONDONTWRITEBYTECODE": "1"}
-    with subprocess.Popen([sys.executable, "-c", _PROBE, wanted], cwd=stage, env=env, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, text=True) as probe, ended_on_exit(killed(probe)):
+    with child_process([sys.executable, "-c", _PROBE, wanted], cwd=stage, env=env, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE) as probe:
         stdout, stderr = probe.communicate()
     if probe.returncode:
         raise PackError(f"the copied pack does not import on its own; nothing was written:\n"
