@@ -234,6 +234,8 @@ def live_rows(gpu_dra: str) -> list[str]:
 
 
 def main() -> int:
+    import organisation
+
     gpu_dra = str(Path(sys.executable).parent / "gpu-dra")
     if os.environ.get("BENCH_ONLY") == "real-size":  # the rows on generated real-size input only
         print(f"Machine: {machine()}\n")
@@ -242,6 +244,10 @@ def main() -> int:
     if os.environ.get("BENCH_ONLY") == "live":  # explain --cluster against the fake API server only
         print(f"Machine: {machine()}\n")
         print("\n".join(live_rows(gpu_dra)))
+        return 0
+    if os.environ.get("BENCH_ONLY") == "organisation":  # check over many stacks and teams, migrate at scale
+        print(f"Machine: {machine()}\n")
+        print("\n".join(organisation.organisation_rows(gpu_dra)))
         return 0
     print(f"Machine: {machine()}")
     print(f"Runs per row: {RUNS} (fresh process each)\n")
@@ -279,6 +285,8 @@ def main() -> int:
     print("\n".join(real_size_rows(gpu_dra)))
     print("\nA live cluster, the fake API server on 127.0.0.1, whole process (3 runs each; the floor once):\n")
     print("\n".join(live_rows(gpu_dra)))
+    print("\nAn organisation's size, whole process, CPU time (3 runs each, the 100-teams-per-stack one once):\n")
+    print("\n".join(organisation.organisation_rows(gpu_dra)))
     return 0
 
 

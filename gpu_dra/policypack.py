@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
+from dataclasses import dataclass, field
 from typing import Any
 
 from pulumi_policy import (
@@ -107,26 +108,45 @@ def _view(value: Any) -> Any:
     return value
 
 
-def _resource(type_: str, name: str, urn: str, props: Mapping[str, Any], opts: Any) -> policy.Resource:
-    return policy.Resource(type_, name, urn, _Props(props), bool(getattr(opts, "protect", False)),
-                           str(getattr(opts, "parent", "") or ""))
+@dataclass
+class _Session:
+    """One offline run of the pack over one stack (`collecting`): the findings, and what every policy of the run
+    reads alike. The analyzer hands each policy its own copy of a resource's properties; within one run they are
+    the same (the inputs of one Analyze, the outputs of one AnalyzeStack), so a resource is typed once for all 19
+    rules and each rule's config read once, not once per resource."""
+
+    found: list[Finding] = field(default_factory=list)
+    resources: dict[tuple[str, str], policy.Resource] = field(default_factory=dict)  # (phase, URN) -> resource
+    contexts: dict[str, policy.Context] = field(default_factory=dict)  # rule -> its config section's facts
+
+
+_collected: ContextVar[_Session | None] = ContextVar("gpu_dra_collected", default=None)
+
+
+def _resource(phase: str, type_: str, name: str, urn: str, props: Mapping[str, Any], opts: Any) -> policy.Resource:
+    session = _collected.get()
+    if session is not None and (phase, urn) in session.resources:
+        return session.resources[(phase, urn)]
+    resource = policy.Resource(type_, name, urn, _Props(props), bool(getattr(opts, "protect", False)),
+                               str(getattr(opts, "parent", "") or ""))
+    if session is not None:
+        session.resources[(phase, urn)] = resource
+    return resource
 
 
 def _stack_resources(resources: list[PolicyResource]) -> list[policy.Resource]:
-    return [_resource(r.resource_type, r.name, r.urn, r.props, r.opts) for r in resources]
-
-
-_collected: ContextVar[list[Finding] | None] = ContextVar("gpu_dra_collected", default=None)
+    return [_resource("outputs", r.resource_type, r.name, r.urn, r.props, r.opts) for r in resources]
 
 
 @contextlib.contextmanager
 def collecting() -> Iterator[list[Finding]]:
     """Every finding the pack's policies make while inside, violations and skipped checks, as the rules made them
-    (`gpu-dra check` places them on file lines; the analyzer's response holds only their text)."""
-    found: list[Finding] = []
-    token = _collected.set(found)
+    (`gpu-dra check` places them on file lines; the analyzer's response holds only their text). Inside, the
+    policies judge one stack: one Configure, each resource analyzed once, one AnalyzeStack."""
+    session = _Session()
+    token = _collected.set(session)
     try:
-        yield found
+        yield session.found
     finally:
         _collected.reset(token)
 
@@ -144,9 +164,9 @@ def _skipped_reason(skipped: list[Finding]) -> str:
 
 
 def _report(found: list[Finding], report: ReportViolation, not_applicable: Callable[[str], None]) -> None:
-    collected = _collected.get()
-    if collected is not None:
-        collected.extend(found)
+    session = _collected.get()
+    if session is not None:
+        session.found.extend(found)
     for finding in found:
         if finding.severity != NOT_JUDGED:
             report(violation_message(finding), finding.object or None)
@@ -155,20 +175,26 @@ def _report(found: list[Finding], report: ReportViolation, not_applicable: Calla
         not_applicable(_skipped_reason(skipped))  # raises: after the violations, which are already reported
 
 
-def _context(config: Mapping[str, Any] | None) -> policy.Context:
-    return policy.context_from(plain(config or {}))
+def _context(rule: policy.Rule, config: Mapping[str, Any] | None) -> policy.Context:
+    session = _collected.get()
+    if session is not None and rule.name in session.contexts:
+        return session.contexts[rule.name]
+    context = policy.context_from(plain(config or {}))
+    if session is not None:
+        session.contexts[rule.name] = context
+    return context
 
 
 def _resource_validator(rule: policy.Rule) -> Callable[[ResourceValidationArgs, ReportViolation], None]:
     def validate(args: ResourceValidationArgs, report: ReportViolation) -> None:
-        resource = _resource(args.resource_type, args.name, args.urn, args.props, args.opts)
-        _report(rule.check(resource, _context(args.get_config())), report, args.not_applicable)
+        resource = _resource("inputs", args.resource_type, args.name, args.urn, args.props, args.opts)
+        _report(rule.check(resource, _context(rule, args.get_config())), report, args.not_applicable)
     return validate
 
 
 def _stack_validator(rule: policy.Rule) -> Callable[[StackValidationArgs, ReportViolation], None]:
     def validate(args: StackValidationArgs, report: ReportViolation) -> None:
-        found = rule.check(_stack_resources(args.resources), _context(args.get_config()))
+        found = rule.check(_stack_resources(args.resources), _context(rule, args.get_config()))
         _report(found, report, args.not_applicable)
     return validate
 

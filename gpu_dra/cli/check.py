@@ -10,8 +10,13 @@ stack or team file line that caused it, for the text, JSON and SARIF outputs.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
-from collections.abc import Mapping, Sequence
+import io
+import multiprocessing
+import signal
+import sys
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,6 +24,7 @@ from typing import Any
 from google.protobuf import json_format, struct_pb2
 from pulumi.runtime.proto import analyzer_pb2
 from pulumi_policy import EnforcementLevel
+from pulumi_policy import policy as policy_module
 from pulumi_policy.policy import _PolicyAnalyzerServicer
 
 from gpu_dra import __version__
@@ -28,7 +34,7 @@ from gpu_dra.core.config.loader import build_stack, stack_file, stack_values, te
 from gpu_dra.core.config.models import Platform, Stack
 from gpu_dra.core.dra.objects import parse_device_class
 from gpu_dra.core.facts.engine_shapes import EngineResource, Registered, engine_view
-from gpu_dra.core.findings import CONFIG, NOT_JUDGED, Finding
+from gpu_dra.core.findings import CONFIG, NOT_JUDGED, ConfigError, Finding
 from gpu_dra.core.render import charts, manifests, names
 from gpu_dra.core.yamlsource import Located, read_yaml
 from gpu_dra.policypack import collecting, policies, violation_message
@@ -50,6 +56,25 @@ class Verdict:
     finding: Finding
 
 
+# Each team file read with its lines: path -> (its bytes when read, what they parse to). Stacks of one project share
+# team files, and a stack's check reads each twice (its workloads' lines, then where each finding is).
+_TEAM_FILES: dict[Path, tuple[bytes, Located]] = {}
+
+
+def team_lines(root: Path, team: str) -> tuple[str, Located]:
+    """A team file's path as findings show it and its keys' lines, parsed again only when its bytes changed."""
+    path = team_file(root, team)
+    display = str(path.relative_to(root))
+    try:
+        text = path.read_bytes()
+    except OSError:
+        return display, read_yaml(path, display)  # which says what is wrong with it, as a ConfigError
+    kept = _TEAM_FILES.get(path)
+    if kept is None or kept[0] != text:
+        kept = _TEAM_FILES[path] = (text, read_yaml(path, display))
+    return display, kept[1]
+
+
 def legacy_workloads(root: Path, stack: Stack) -> list[dict[str, Any]]:
     """The workloads the stack's teams name (`workloads:` in their files) whose pods need NVIDIA's device plugin on
     this stack: those not served by an effective extendedResourceName mapping, not on claims already and not
@@ -58,7 +83,7 @@ def legacy_workloads(root: Path, stack: Stack) -> list[dict[str, Any]]:
     from gpu_dra.cli.commands.migrate import input_files
     from gpu_dra.cli.common import UsageError, read_inputs
     from gpu_dra.core.analysis import migrate
-    from gpu_dra.core.findings import ConfigError, config_finding
+    from gpu_dra.core.findings import config_finding
 
     base = root.resolve()
     naming: dict[Path, tuple[str, str, int | None]] = {}  # each manifest -> (team, team file, line) naming it
@@ -66,8 +91,7 @@ def legacy_workloads(root: Path, stack: Stack) -> list[dict[str, Any]]:
     claims: list[dict[str, Any]] = []
     seen: dict[tuple[str, str], Path] = {}
     for team in stack.teams:
-        display = str(team_file(root, team.name).relative_to(root))
-        lines = read_yaml(team_file(root, team.name), display)
+        display, lines = team_lines(root, team.name)
         for index, path in enumerate(team.workloads):
             line = lines.line(("workloads", index))
 
@@ -101,7 +125,7 @@ def legacy_workloads(root: Path, stack: Stack) -> list[dict[str, Any]]:
                 claims += more
     out: list[dict[str, Any]] = []
     platform = stack.config.cluster.platform.value
-    for verdict in migrate.plan(stack, workloads, claims).verdicts:  # in the order the teams name them
+    for verdict in migrate.plan(stack, workloads, claims, rewrites=False).verdicts:  # in the order teams name them
         workload, placement = verdict.workload, verdict.placement
         need = workload.per_pod()
         pods = placement.pods - placement.mapped - placement.claims
@@ -213,11 +237,61 @@ class Analysis:
         return [d for response in self.responses for d in response.diagnostics]
 
 
+class _ReadOnce:
+    """pulumi_policy's analyzer reads a resource's properties anew for every policy: protobuf to dict, its
+    deserialization, its unknown-checking proxy, each a whole copy (pulumi_policy 1.21 policy.py Analyze and
+    AnalyzeStack, inside the loop over policies), so 19 copies of every resource, a third of the pack's time. Inside
+    `installed`, each of the three runs once per properties message and hands every policy the same result: pure
+    functions of the message, which no policy of the pack writes to."""
+
+    def __init__(self) -> None:
+        self.dicts: dict[bytes, dict[str, Any]] = {}  # the message serialized -> MessageToDict's result
+        self.made: dict[int, tuple[Any, Any]] = {}  # id(argument) -> (argument, result), the argument kept alive
+
+    def MessageToDict(self, message: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N802 - json_format's name
+        if args or kwargs:
+            return json_format.MessageToDict(message, *args, **kwargs)
+        key = message.SerializeToString(deterministic=True)
+        if key not in self.dicts:
+            self.dicts[key] = json_format.MessageToDict(message)
+        return self.dicts[key]
+
+    def __getattr__(self, name: str) -> Any:  # the rest of json_format, as it is
+        return getattr(json_format, name)
+
+    def once(self, function: Any) -> Any:
+        def made_once(value: Any, *args: Any) -> Any:
+            if args:  # another call than the analyzer's (deserialize_properties' proxy_secrets)
+                return function(value, *args)
+            argument, result = self.made.get(id(value), (None, None))
+            if argument is not value:
+                result = function(value)
+                self.made[id(value)] = (value, result)
+            return result
+        return made_once
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[None]:
+        names = ("json_format", "deserialize_properties", "unknown_checking_proxy")
+        if not all(hasattr(policy_module, name) for name in names):  # another pulumi_policy: its reads, as they are
+            yield
+            return
+        saved = {name: getattr(policy_module, name) for name in names}
+        policy_module.json_format = self
+        policy_module.deserialize_properties = self.once(saved["deserialize_properties"])
+        policy_module.unknown_checking_proxy = self.once(saved["unknown_checking_proxy"])
+        try:
+            yield
+        finally:
+            for name, value in saved.items():
+                setattr(policy_module, name, value)
+
+
 def analyze(resources: Sequence[EngineResource], config: dict[str, Any], environment: str) -> Analysis:
     """Configure, then Analyze every resource, then AnalyzeStack: the calls a preview makes."""
     servicer = analyzer(environment)
     servicer.Configure(configure_request(config), None)
-    with collecting() as found:
+    with collecting() as found, _ReadOnce().installed():
         responses = [servicer.Analyze(analyze_request(r), None) for r in resources]
         responses.append(servicer.AnalyzeStack(analyze_stack_request(resources), None))
     return Analysis(found, responses)
@@ -269,6 +343,77 @@ def check_stack(root: Path, name: str, extra_config: dict[str, Any] | None = Non
     return verdicts
 
 
+def check_stacks(root: Path, names: Sequence[str], first_preview: bool = False,
+                 jobs: int = 1) -> tuple[list[Verdict], dict[str, list[Finding]]]:
+    """Every stack checked, in order: the verdicts of those checked, and the config errors of each one that could not
+    be (stack -> its ConfigError's findings).
+
+    `jobs` > 1: that many forked workers check the stacks while this process takes their results in stack order,
+    with what each printed, so the run reads as one process's would. It shortens the wall-clock time where cores are
+    idle and costs CPU time: each worker loads the Pulumi SDK modules the program uses (about a second), which it
+    cannot take over from a process that has run the program (its gRPC and executor threads do not survive a
+    fork)."""
+    found: list[Verdict] = []
+    broken: dict[str, list[Finding]] = {}
+    if jobs < 2 or len(names) < 2:
+        for name in names:
+            try:
+                found += check_stack(root, name, first_preview=first_preview)
+            except ConfigError as error:
+                broken[name] = error.findings
+        return found, broken
+    with _signals_held():
+        pool = multiprocessing.get_context("fork").Pool(min(jobs, len(names)), initializer=_worker_signals)
+    try:
+        for name, verdicts, problems, printed, errors in pool.imap(_checked, [(root, name, first_preview)
+                                                                              for name in names]):
+            sys.stdout.write(printed)
+            sys.stderr.write(errors)
+            if problems is None:
+                found += verdicts
+            else:
+                broken[name] = problems
+    finally:
+        with _signals_held():
+            pool.terminate()
+    return found, broken
+
+
+def _checked(job: tuple[Path, str, bool]) -> tuple[str, list[Verdict], list[Finding] | None, str, str]:
+    """A worker's check of one stack: (stack, verdicts, its config errors or None, what it printed on stdout and on
+    stderr)."""
+    root, name, first_preview = job
+    printed, errors = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(errors):
+        try:
+            verdicts, problems = check_stack(root, name, first_preview=first_preview), None
+        except ConfigError as error:
+            verdicts, problems = [], error.findings
+    return name, verdicts, problems, printed.getvalue(), errors.getvalue()
+
+
+_ENDING = {signal.SIGINT, signal.SIGTERM}
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """Ctrl-C and SIGTERM wait while the pool starts or stops: a signal ends gpu-dra through its exit handlers, and
+    multiprocessing's stop a pool whole only once it has started and before it stops (as in schedlogs)."""
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, _ENDING)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
+
+def _worker_signals() -> None:
+    """Workers leave Ctrl-C to this process, which stops them (exit 130, one message); SIGTERM, how the pool stops
+    them, ends a worker at once."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _ENDING)
+
+
 class _Locator:
     """Map a resource URN back to the stack or team file line that declared it."""
 
@@ -279,8 +424,7 @@ class _Locator:
         self.located = located
         self.teams: dict[str, tuple[str, Located]] = {}
         for team in stack.teams:
-            path = team_file(root, team.name)
-            self.teams[team.name] = (str(path.relative_to(root)), read_yaml(path, str(path)))
+            self.teams[team.name] = team_lines(root, team.name)
 
     def _stack_line(self, key: str, *loc: str | int) -> tuple[str, int]:
         line = self.located.line(("config", f"gpu-dra:{key}", *loc)) or self.located.line(("config",)) or 1

@@ -30,9 +30,10 @@ from typing import Any
 
 import pulumi
 from pulumi.runtime import mocks as pulumi_mocks
+from pulumi.runtime import resource as pulumi_resource
 from pulumi.runtime import rpc
 from pulumi.runtime._callbacks import _CallbackServicer
-from pulumi.runtime.proto import resource_pb2
+from pulumi.runtime.proto import resource_pb2, source_pb2
 from pulumi.runtime.settings import get_project, get_root_resource, get_stack, set_root_resource
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
@@ -57,6 +58,17 @@ def _resolve_callbacks(callbacks: Any) -> list[Any]:
 
 
 pulumi_mocks._resolve_callbacks = _resolve_callbacks
+
+
+def _no_stack_trace() -> source_pb2.StackTrace:
+    """What the mock run sends in place of each registration's stack trace: none. The SDK walks the whole Python
+    stack for every resource (pulumi/pulumi sdk/python/lib/pulumi/runtime/resource.py `_get_stack_trace`) so the
+    engine can show where it was declared; no engine reads it here and the recorder keeps no source position, and
+    the walk was a fifth of a mock run."""
+    return source_pb2.StackTrace()
+
+
+pulumi_resource._get_stack_trace = _no_stack_trace
 
 
 @dataclass(frozen=True)

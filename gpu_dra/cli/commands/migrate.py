@@ -84,7 +84,8 @@ def run(args: argparse.Namespace) -> int:
                          "or CronJob requests nvidia.com/* resources or names resource claims")
     cache: dict[str, Any] = {}
     today = migrate.plan(stack, workloads, claims, cache=cache)
-    breakage = migrate.Breakage(today, migrate.plan(stack, workloads, claims, without, cache)) if without else None
+    breakage = (migrate.Breakage(today, migrate.plan(stack, workloads, claims, without, cache, rewrites=False))
+                if without else None)
     written = _write(today, Path(args.write)) if args.write else []
     if args.format == "json":
         document = today.as_dict()

@@ -270,9 +270,43 @@ def read_workloads(inputs: Iterable[tuple[str, Sequence[Located]]],
     return workloads, claims
 
 
+# The shapes found valid in this process: (Kubernetes version, strict, the object as JSON without its name and
+# namespace, its keys in their order). Bounded: past it, objects are validated as if unseen.
+_VALID_SHAPES: set[tuple[str, bool, str]] = set()
+_VALID_SHAPES_KEPT = 20_000
+
+
+def _shape(obj: Mapping[str, Any]) -> str | None:
+    """The object as JSON with its metadata name and namespace blanked, when it is plain JSON (string keys, no other
+    types); else None."""
+    meta = obj.get("metadata")
+    if isinstance(meta, Mapping):
+        obj = {**obj, "metadata": {**meta, **{key: "" for key in ("name", "namespace")
+                                              if isinstance(meta.get(key), str)}}}
+    try:
+        text = json.dumps(obj, allow_nan=False, separators=(",", ":"))
+    except (TypeError, ValueError):
+        return None
+    return text if json.loads(text) == obj else None  # {1: ...} and {"1": ...} dump alike: not plain JSON
+
+
+def schema_validate(obj: Mapping[str, Any], version: str, strict: bool) -> None:
+    """k8s_schema.validate, once per shape: an object that differs from one found valid only in its metadata name
+    and namespace is valid too, since the schema asks nothing of those but to be strings (ObjectMeta in
+    kubernetes-validate's schemas; the API server's own rules are metadata.object_meta_problems'). So a workload
+    copied across namespaces, and a rewrite like the one before it, are validated once. An error is always the
+    validator's own, raised from the object itself."""
+    shape = _shape(obj)
+    if shape is not None and (version, strict, shape) in _VALID_SHAPES:
+        return
+    k8s_schema.validate(dict(obj), version, strict=strict)
+    if shape is not None and len(_VALID_SHAPES) < _VALID_SHAPES_KEPT:
+        _VALID_SHAPES.add((version, strict, shape))
+
+
 def _validate(reader: _Reader, version: str, strict: bool) -> None:
     try:
-        k8s_schema.validate(dict(reader.obj), version, strict=strict)
+        schema_validate(reader.obj, version, strict=strict)
     except kubernetes_validate.ValidationError as error:
         schema = "strict " if strict else ""
         raise reader.error(tuple(error.path), f"{error.message} (the {schema}OpenAPI schema of Kubernetes "
@@ -866,7 +900,8 @@ class Plan:
 
 class _Planner:
     def __init__(self, stack: Stack, claim_objects: Sequence[Mapping[str, Any]],
-                 cache: dict[str, PodReport | None] | None = None):
+                 cache: dict[str, PodReport | None] | None = None, rewrites: bool = True):
+        self.rewrites = rewrites
         config = stack.config
         cluster = config.cluster
         self.stack = stack
@@ -879,8 +914,10 @@ class _Planner:
                                    features=features_for(self.version, self.platform, dict(cluster.feature_gates)))
         self.mappings = mappings(stack)
         self.effective = mappings_effective(stack)
-        self.objects = [*(manifests.claim_template(team, t) for team in stack.teams for t in team.claim_templates),
-                        *claim_objects]
+        # The stack's templates and the claims given, parsed once: each workload's pod is explained against them.
+        self.claims = claims_from_objects([
+            *(manifests.claim_template(team, t) for team in stack.teams for t in team.claim_templates),
+            *claim_objects])
         self.teams = {team.namespace_name: team for team in stack.teams}
         self.suggested: dict[str, dict[str, ClaimTemplate]] = {}  # namespace -> templates suggested in this run
         self.tolerations = gpu_tolerations(self.views)
@@ -895,7 +932,7 @@ class _Planner:
         key = json.dumps([obj, extra], sort_keys=True, default=str)
         if key not in self.cache:
             pods = pods_from_objects([obj])
-            claims = claims_from_objects([*self.objects, *extra])
+            claims = [*self.claims, *claims_from_objects(extra)]
             short = self._too_few(pods[0], claims) if pods else None
             self.cache[key] = short or (explain_pods(pods, claims, self.inventory, self.explainer, None,
                                                      self.nodes)[0] if pods else None)
@@ -967,7 +1004,8 @@ class _Planner:
             short = "no node admits its pods"
         phase, why = self._phase(placement, need, short)
         verdict = Verdict(workload, placement, phase, why, notes=notes)
-        self._rewrite(verdict, need)
+        if self.rewrites:
+            self._rewrite(verdict, need)
         if placement.pods > 1 and placement.mapped:
             notes.append("the DRA fleet is judged per pod at max size, as `gpu-dra explain --stack` does: its "
                          f"{placement.pods} pods each fit alone; they compete for the devices with each other and "
@@ -1128,7 +1166,7 @@ class _Planner:
         manifest = rewrite(workload, choices, self.tolerations)
         result = Rewrite(manifest, self.version)
         try:
-            k8s_schema.validate(manifest, self.version, strict=True)
+            schema_validate(manifest, self.version, strict=True)
         except kubernetes_validate.ValidationError as error:
             result.schema_error = f"{'.'.join(str(p) for p in error.path) or '(object)'}: {error.message}"
         verdict.rewrite = result
@@ -1196,11 +1234,14 @@ def without_groups(stack: Stack, names: Sequence[str]) -> Stack:
 
 
 def plan(stack: Stack, workloads: Sequence[Workload], claim_objects: Sequence[Mapping[str, Any]] = (),
-         without: Sequence[str] = (), cache: dict[str, PodReport | None] | None = None) -> Plan:
+         without: Sequence[str] = (), cache: dict[str, PodReport | None] | None = None,
+         rewrites: bool = True) -> Plan:
     """Every workload's verdict on the stack, in input order (earlier workloads take the device-plugin GPUs first).
-    `cache`: pod reports of an earlier plan of the same stack and inputs, reused."""
+    `cache`: pod reports of an earlier plan of the same stack and inputs, reused. `rewrites=False` where only where
+    the pods run is read (the policy pack's legacy-workloads-placed, `--without`'s second plan): no templates,
+    rewrites or their explanations, which placing the workloads does not depend on."""
     judged = without_groups(stack, without) if without else stack
-    planner = _Planner(judged, claim_objects, cache)
+    planner = _Planner(judged, claim_objects, cache, rewrites)
     capacity = {v.name: GroupCapacity(v, [v.gpus] * v.nodes) for v in planner.views
                 if v.mode == AllocationMode.device_plugin.value}
     verdicts = [planner.verdict(w, capacity) for w in workloads]

@@ -44,17 +44,40 @@ from gpu_dra.core.render.nodes import ALLOCATION_LABEL
 from gpu_dra.core.yamlsource import format_path
 
 
+@lru_cache(maxsize=4096)
+def _compile_problem(expression: str, consumable_capacity: bool) -> CompileError | None:
+    """What check_selector refuses in a selector, or None: once per selector and environment, since the teams' and
+    the chart's selectors repeat on every stack a check runs over, and two rules read them."""
+    try:
+        check_selector(expression, consumable_capacity=consumable_capacity)
+    except CompileError as problem:
+        return problem
+    return None
+
+
+_LINTS: dict[tuple[str, str], tuple[Finding, ...]] = {}  # (selector, repr of its context) -> lint_selector's
+
+
+def _lint(expression: str, context: SelectorContext) -> list[Finding]:
+    """lint_selector's findings, once per selector and context (keyed by the context's repr: it holds a dict)."""
+    key = (expression, repr(context))
+    if key not in _LINTS:
+        if len(_LINTS) >= 4096:
+            _LINTS.clear()
+        _LINTS[key] = tuple(lint_selector(expression, context))
+    return list(_LINTS[key])
+
+
 def dra_cel_compiles(resource: Resource, context: Context) -> list[Finding]:
     obj, skipped = dra_object_of("dra-cel-compiles", resource)
     consumable = context.target.enabled("DRAConsumableCapacity")
     out = skipped
     for path, expression, _ in selector_sites(obj):
-        try:
-            check_selector(expression, consumable_capacity=consumable)
-        except CompileError as problem:
-            if problem.kind != "unsupported":  # accepted by the API server; dra-cel-lint says it went unchecked
-                out.append(error("dra-cel-compiles", f"the API server would reject this selector: {problem.message}",
-                                 resource, format_path(path)))
+        problem = _compile_problem(expression, consumable)
+        if problem is not None and problem.kind != "unsupported":
+            # "unsupported" is accepted by the API server; dra-cel-lint says it went unchecked
+            out.append(error("dra-cel-compiles", f"the API server would reject this selector: {problem.message}",
+                             resource, format_path(path)))
     return out
 
 
@@ -67,23 +90,21 @@ def _lint_request(expression: str, class_selectors: Sequence[str], lint_context:
     them, less what they say on their own, which dra-cel-lint reports on the class."""
     behind = [e for e in class_selectors if tokenize(e) is not None]
     if not behind:
-        return lint_selector(expression, lint_context)
-    own = set(lint_selector(_conjunction(behind), lint_context))
-    return [f for f in lint_selector(_conjunction([*behind, expression]), lint_context) if f not in own]
+        return _lint(expression, lint_context)
+    own = set(_lint(_conjunction(behind), lint_context))
+    return [f for f in _lint(_conjunction([*behind, expression]), lint_context) if f not in own]
 
 
 def dra_cel_lint(resource: Resource, context: Context) -> list[Finding]:
     obj, out = dra_object_of("dra-cel-lint", resource)
     for path, expression, device_class in selector_sites(obj):
         where = format_path(path)
-        try:
-            check_selector(expression, consumable_capacity=True)
-        except CompileError as problem:
-            if problem.kind == "unsupported":
-                out.append(error("dra-cel-lint", problem.message, resource, where, check="cel-unsupported"))
+        problem = _compile_problem(expression, True)
+        if problem is not None and problem.kind == "unsupported":
+            out.append(error("dra-cel-lint", problem.message, resource, where, check="cel-unsupported"))
         lint_context = SelectorContext(class_selector=device_class is None, target=context.target)
         if device_class is None:
-            lints = lint_selector(expression, lint_context)
+            lints = _lint(expression, lint_context)
         else:
             behind = (context.device_classes or {}).get(device_class) or nvidia.CHART_CLASS_SELECTORS.get(
                 device_class, [])
