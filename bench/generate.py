@@ -9,6 +9,9 @@
   cycle in ten a GPU pod whose claim cannot be allocated, in the messages and key=value shape the scheduler writes:
   the same 500 Pending pods retried (as a cluster short of GPUs logs), or with pending_pods=0 a new pod every cycle
   (the worst case: no line repeats).
+- `scheduler_log_v7(megabytes)`: the same at -v=7, each GPU cycle with the structured allocator's lines for each
+  node its Filter tries, one per device looked at (kubernetes/dynamic-resource-allocation@v0.34.9), a new pod every
+  cycle: nearly every line a DRA line never seen before.
 - `live_cluster(nodes, pending)`: a cluster as the fake API server serves it for `explain --cluster`.
 - `logs_tail(log)` and `cloudwatch_export(log)`: the same log as EKS delivers it to CloudWatch Logs (stream
   kube-scheduler-<id> of /aws/eks/<cluster>/cluster), one event per line, as `aws logs tail` prints it and as
@@ -117,14 +120,98 @@ _GPU_CYCLE = (
     'pod="ml/train-{p}" err="0/1000 nodes are available: 1000 cannot allocate all claims."\n')
 
 
+def _cycle_values(n: int, pending_pods: int) -> dict[str, int]:
+    return {"m": n // 60_000_000 % 60, "s": n // 1_000_000 % 60, "us": n % 1_000_000, "n": n,
+            "p": n // 10 % pending_pods if pending_pods else n // 10, "a": n // 256 % 256, "b": n % 256}
+
+
 def scheduler_log(megabytes: int, pending_pods: int = 500) -> str:
     cycles: list[str] = []
     size = 0
     n = 0
     while size < megabytes * 1_000_000:
-        values = {"m": n // 60_000_000 % 60, "s": n // 1_000_000 % 60, "us": n % 1_000_000, "n": n,
-                  "p": n // 10 % pending_pods if pending_pods else n // 10, "a": n // 256 % 256, "b": n % 256}
-        text = (_GPU_CYCLE if n % 10 == 9 else _CPU_CYCLE).format(**values)
+        text = (_GPU_CYCLE if n % 10 == 9 else _CPU_CYCLE).format(**_cycle_values(n, pending_pods))
+        cycles.append(text)
+        size += len(text)
+        n += 1
+    return "".join(cycles)
+
+
+# At -v=7 the structured allocator logs, for every node the Filter tries, its progress (V(5), V(6)) and a line per
+# device it looks at (V(7)): kubernetes/dynamic-resource-allocation@v0.34.9:structured/internal/incubating/
+# allocator_incubating.go (the allocator kube-scheduler 1.34 runs with its beta DRA features on), whose Info calls
+# give the line numbers, messages and keys below. Every line carries the Filter logger's name and values, as in
+# kubernetes/kubernetes#135755's V(6) excerpt (tests/data/logs/scheduler-klog_allocator-incubating-v6_k8s-135755.log).
+# Values as klog@v2.130.1 writes them (internal/serialize): Stringers and strings quoted, bools, ints and a nil error
+# as JSON (`err=null`). Left out: "Gathered pool information", whose V(7) form (line 129) dumps the pools, slices
+# and all, as JSON. The pod asks for two GPUs with a memory selector; each node tried is a p5 (slices(): a
+# compute-domain.nvidia.com pool, channel-0 and daemon-0, then gpu.nvidia.com, gpu-0 to gpu-7) with gpu-0 to gpu-6
+# held, so the search takes gpu-7, finds no second GPU, and gives it back.
+_V7 = ('I1201 10:{m:02d}:{s:02d}.{us:06d}       1 allocator_incubating.go:{line}] "{message}" '
+       'logger="FilterWithNominatedPods.Filter.DynamicResources" pod="ml/train-{p}" node="{node}"{values}\n')
+_CLASS_SELECTOR = "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'"
+_CLAIM_SELECTOR = "device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('80Gi')) >= 0"
+_HELD_GPUS = 7
+
+
+def _allocator_lines(node: str, claim: str, allocated: int) -> list[tuple[int, str, str]]:
+    """(line, message, key=values) of one node's search, in the order the allocator logs them."""
+    def device(name: str) -> str:
+        driver = "compute-domain.nvidia.com" if name in ("channel-0", "daemon-0") else "gpu.nvidia.com"
+        return f' device="{driver}/{node}/{name}"'
+
+    def class_cel(name: str, matches: str, cost: int) -> tuple[int, str, str]:
+        return (1032, "CEL result", f'{device(name)} class="gpu.nvidia.com" selector=0 '
+                f'expression="{_CLASS_SELECTOR}" matches={matches} actualCost={cost} err=null')
+
+    def allocating(index: int) -> tuple[int, str, str]:
+        return (851, "Allocating one device", " currentClaim=0 totalClaims=1 currentRequest=0 currentSubRequest=0 "
+                f"totalRequestsPerClaim=1 currentDevice={index} devicesPerRequest=2 allDevices=false "
+                "adminAccess=false")
+
+    others = ["channel-0", "daemon-0"]
+    held = [f"gpu-{g}" for g in range(_HELD_GPUS)]
+    free = f"gpu-{_HELD_GPUS}"
+    return [(119, "Starting allocation", " numClaims=1"),
+            (206, "Checked claim", f' claim="{claim}" minDevices=2'),
+            (256, "Gathered information about devices", f" numAllocated={allocated} minDevicesToBeAllocated=2"),
+            allocating(0),
+            *[line for name in others for line in (class_cel(name, "false", 2), (906, "Device not selectable",
+                                                                                device(name)))],
+            *[(895, "Device in use", device(name)) for name in held],
+            class_cel(free, "true", 7),
+            (1034, "CEL result", f'{device(free)} claim="{claim}" selector=0 expression="{_CLAIM_SELECTOR}" '
+                                 "actualCost=5 matches=true err=null"),
+            (1135, "Device allocated", device(free)),
+            allocating(1),
+            *[(906, "Device not selectable", device(name)) for name in others],  # the selector's result, cached
+            *[(895, "Device in use", device(name)) for name in [*held, free]],
+            (1165, "Device deallocated", device(free)),
+            (120, "Done with allocation", " success=false err=null")]
+
+
+def scheduler_log_v7(megabytes: int, pending_pods: int = 0, nodes_tried: int = 8, fleet: int = 1000) -> str:
+    """kube-scheduler klog text at -v=7: the cycles of scheduler_log, each GPU cycle with the allocator's lines for
+    the `nodes_tried` nodes its Filter tries (of a `fleet` of p5 nodes, 7 of 8 GPUs held on each). With
+    pending_pods=0 every GPU cycle is a new pod, so nearly every DRA line is new: the pod and node it names differ."""
+    cycles: list[str] = []
+    size = 0
+    n = 0
+    while size < megabytes * 1_000_000:
+        values = _cycle_values(n, pending_pods)
+        if n % 10 == 9:
+            # the V(5) cycle's lines but its allocator's, which the searches below replace
+            attempt, claims, _, _, unable = _GPU_CYCLE.format(**values).splitlines(keepends=True)
+            searches = []
+            for k in range(nodes_tried):
+                index = (n // 10 * nodes_tried + k) % fleet
+                node = f"ip-10-{index // 65536 % 256}-{index // 256 % 256}-{index % 256}.ec2.internal"
+                searches += [_V7.format(line=line, message=message, node=node, values=kv, **values)
+                             for line, message, kv in _allocator_lines(node, f"ml/train-{values['p']}-gpu",
+                                                                       fleet * _HELD_GPUS)]
+            text = attempt + claims + "".join(searches) + unable
+        else:
+            text = _CPU_CYCLE.format(**values)
         cycles.append(text)
         size += len(text)
         n += 1
@@ -170,6 +257,7 @@ def paths(folder: Path, nodes: int = 1000, template_count: int = 100, lint_templ
     if log_megabytes:
         found["log"] = folder / f"scheduler-{log_megabytes}mb.log"
         found["log_new_pods"] = folder / f"scheduler-{log_megabytes}mb-new-pods.log"
+        found["log_v7"] = folder / f"scheduler-{log_megabytes}mb-v7.log"
         found["log_tail"] = folder / f"scheduler-{log_megabytes}mb-aws-logs-tail.log"
         found["log_cloudwatch"] = folder / f"scheduler-{log_megabytes}mb-filter-log-events.json"
     return found
@@ -193,6 +281,7 @@ def write(folder: Path, nodes: int = 1000, template_count: int = 100, lint_templ
                 out.writelines(pieces)
         del log
         where["log_new_pods"].write_text(scheduler_log(log_megabytes, pending_pods=0))
+        where["log_v7"].write_text(scheduler_log_v7(log_megabytes))
     return where
 
 

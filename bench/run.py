@@ -77,8 +77,9 @@ def measured(command: list[str], runs: int = 3, ok: tuple[int, ...] = (0,)) -> t
 def real_size_rows(gpu_dra: str) -> list[str]:
     """Whole-process runs on generated real-shaped input (bench/generate.py), each beside its floor: the bare
     C parse of the same file with PyYAML's CSafeLoader. Targets: explain <= 3x that parse and <= 2 s at 1,000
-    nodes, linear to 5,000 with peak memory under 1 GB; logs >= 100 MB/s with flat memory."""
+    nodes, linear to 5,000 with peak memory under 1 GB; logs in a table of its own (bench/logs_bench.py)."""
     import generate
+    import logs_bench
 
     rows = ["| input | command | median s | peak MB | floor: `yaml.load(CSafeLoader)` s |", "|---|---|---|---|---|"]
     python = sys.executable
@@ -103,20 +104,8 @@ def real_size_rows(gpu_dra: str) -> list[str]:
             if nodes == 1000:
                 seconds, peak = measured([gpu_dra, "lint", str(paths["lint"])], ok=(0, 1))
                 rows.append(f"| 500 templates | `gpu-dra lint templates-500.yaml` | {seconds:.2f} | {peak:.0f} | |")
-                for log, shown in (("log", "the same 500 Pending GPU pods retried"),
-                                   ("log_new_pods", "a new GPU pod each time: no line repeats")):
-                    seconds, peak = measured([gpu_dra, "logs", str(paths[log])])
-                    rows.append(f"| 200 MB klog, 1 cycle in 10 a GPU pod, {shown} | `gpu-dra logs scheduler.log` "
-                                f"| {seconds:.2f} ({200 / seconds:.0f} MB/s) | {peak:.0f} (largest process) | |")
-                # the retried log as EKS delivers it to CloudWatch Logs, read back with the AWS CLI; MB/s of the file
-                for log, shown, name in (("log_tail", "as `aws logs tail` prints it", "tail.log"),
-                                         ("log_cloudwatch", "as `aws logs filter-log-events --output json` exports it",
-                                          "events.json")):
-                    seconds, peak = measured([gpu_dra, "logs", str(paths[log])])
-                    size = paths[log].stat().st_size / 1e6
-                    rows.append(f"| the 200 MB klog of the 500 retried pods {shown} ({size:.0f} MB) "
-                                f"| `gpu-dra logs {name}` | {seconds:.2f} ({size / seconds:.0f} MB/s) "
-                                f"| {peak:.0f} (largest process) | |")
+                log_paths = paths
+        rows += ["", *logs_bench.rows(gpu_dra, log_paths)]
     return rows
 
 

@@ -13,7 +13,7 @@ import gpu_dra.core
 from .conftest import ROOT
 
 # Lowest first; a module may import from its own layer and the layers before it.
-LAYERS = (("findings", "yamlsource", "data"), ("facts",), ("dra",), ("config",), ("render",), ("analysis",),
+LAYERS = (("findings", "yamlsource", "data", "workers"), ("facts",), ("dra",), ("config",), ("render",), ("analysis",),
           ("checks",), ("policy",))
 RANK = {name: rank for rank, names in enumerate(LAYERS) for name in names}
 CORE = ROOT / "gpu_dra" / "core"

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from gpu_dra.core.analysis import schedlogs
 
+from .conftest import ROOT
 from .test_cli import gpu_dra
 
 KLOG = (Path(__file__).parent / "data" / "scheduler-klog.log").read_text()  # klog text, as kube-scheduler logs
@@ -97,6 +101,23 @@ def test_logs_cli_one_pod_shows_every_line(tmp_path: Path) -> None:
     assert "... 30 earlier line(s); `--pod ml/p0` shows all 50" in summary
     one = gpu_dra("logs", str(path), "--pod", "ml/p0").stdout
     assert one.count("Starting allocation") == 50 and "ml/p1" not in one
+
+
+def test_one_pod_piped_into_head_ends_quietly(tmp_path: Path) -> None:
+    """`gpu-dra logs --pod P FILE | head`: the reader goes away while lines are still printed as they are read; that
+    is the end of the run (exit 0, nothing said), not "cannot read" the log."""
+    path = tmp_path / "scheduler.log"
+    path.write_text('I1129 10:00:01.000000 1 schedule_one.go:98] "Attempting to schedule pod" pod="ml/p0"\n'
+                    + 'I1129 10:00:01.200000 1 allocator.go:180] "Starting allocation" numClaims=1\n' * 200_000)
+    with subprocess.Popen([sys.executable, "-m", "gpu_dra.cli.main", "logs", "--pod", "ml/p0", str(path)], cwd=ROOT,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                          ) as run:
+        assert run.stdout is not None and run.stderr is not None
+        assert run.stdout.readline() == b"pod ml/p0\n"
+        run.stdout.readline()
+        run.stdout.close()
+        errors = run.stderr.read()
+    assert (run.returncode, errors) == (0, b"")
 
 
 def test_a_character_that_lower_cases_to_two_keeps_the_lines_after_it() -> None:
@@ -432,7 +453,7 @@ def test_a_line_with_no_end_is_cut_not_held_whole(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(schedlogs, "_LONGEST_LINE", 1000)  # longer than any line of KLOG
     blocks = list(schedlogs._line_blocks(schedlogs._chunks(io.BytesIO(b"x" * 100_000 + b"\n" + KLOG.encode()), 64)))
     assert max(len(block) for block in blocks) <= 1000 + 64 + 1
-    assert "".join(blocks).endswith(KLOG)
+    assert b"".join(blocks).endswith(KLOG.encode())
 
 
 def test_logs_help_names_the_formats_it_reads() -> None:

@@ -87,7 +87,8 @@ def _workers(process: subprocess.Popen[str], count: int, cpu_seconds: float) -> 
 
 
 @needs_proc
-@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="`gpu-dra logs` reads a file in parallel parts on 2+ cores")
+@pytest.mark.skipif(schedlogs._cores() < 2, reason="`gpu-dra logs` reads a file in parallel parts on 2+ cores it may "
+                                                   "run on")
 @pytest.mark.parametrize(("moment", "count", "cpu_seconds", "times"), [("as the first worker starts", 1, 0.0, 3),
                                                                        ("as 2 workers read their parts", 2, 0.1, 1)])
 def test_sigterm_ends_logs_and_its_workers_at_once_without_a_traceback(

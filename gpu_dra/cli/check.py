@@ -14,7 +14,6 @@ import contextlib
 import dataclasses
 import io
 import multiprocessing
-import signal
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -36,6 +35,7 @@ from gpu_dra.core.dra.objects import parse_device_class
 from gpu_dra.core.facts.engine_shapes import EngineResource, Registered, engine_view
 from gpu_dra.core.findings import CONFIG, NOT_JUDGED, ConfigError, Finding
 from gpu_dra.core.render import charts, manifests, names
+from gpu_dra.core.workers import leave_signals_to_the_parent, signals_held
 from gpu_dra.core.yamlsource import Located, read_yaml
 from gpu_dra.policypack import collecting, policies, violation_message
 
@@ -362,8 +362,9 @@ def check_stacks(root: Path, names: Sequence[str], first_preview: bool = False,
             except ConfigError as error:
                 broken[name] = error.findings
         return found, broken
-    with _signals_held():
-        pool = multiprocessing.get_context("fork").Pool(min(jobs, len(names)), initializer=_worker_signals)
+    with signals_held():
+        pool = multiprocessing.get_context("fork").Pool(min(jobs, len(names)),
+                                                         initializer=leave_signals_to_the_parent)
     try:
         for name, verdicts, problems, printed, errors in pool.imap(_checked, [(root, name, first_preview)
                                                                               for name in names]):
@@ -374,7 +375,7 @@ def check_stacks(root: Path, names: Sequence[str], first_preview: bool = False,
             else:
                 broken[name] = problems
     finally:
-        with _signals_held():
+        with signals_held():
             pool.terminate()
     return found, broken
 
@@ -390,28 +391,6 @@ def _checked(job: tuple[Path, str, bool]) -> tuple[str, list[Verdict], list[Find
         except ConfigError as error:
             verdicts, problems = [], error.findings
     return name, verdicts, problems, printed.getvalue(), errors.getvalue()
-
-
-_ENDING = {signal.SIGINT, signal.SIGTERM}
-
-
-@contextlib.contextmanager
-def _signals_held() -> Iterator[None]:
-    """Ctrl-C and SIGTERM wait while the pool starts or stops: a signal ends gpu-dra through its exit handlers, and
-    multiprocessing's stop a pool whole only once it has started and before it stops (as in schedlogs)."""
-    held = signal.pthread_sigmask(signal.SIG_BLOCK, _ENDING)
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, held)
-
-
-def _worker_signals() -> None:
-    """Workers leave Ctrl-C to this process, which stops them (exit 130, one message); SIGTERM, how the pool stops
-    them, ends a worker at once."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, _ENDING)
 
 
 class _Locator:

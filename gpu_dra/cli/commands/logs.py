@@ -6,6 +6,7 @@ import argparse
 import os
 import stat
 import sys
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from gpu_dra.cli.common import EXIT_OK, UsageError
@@ -54,27 +55,53 @@ def run(args: argparse.Namespace) -> int:
                 report = schedlogs.scan(stream, args.pod, _print_log_line)
         else:
             report = schedlogs.scan_file(name)
+    except BrokenPipeError:  # the reader of --pod's lines (head, less) went away: main says nothing more
+        raise
     except OSError as error:
         raise UsageError(f"{name}: cannot read: {error.strerror}") from None
+    except (MemoryError, schedlogs.WorkerLost):
+        raise UsageError(f"{name}: reading it ran out of memory (or a process reading part of it was killed); "
+                         f"`gpu-dra logs --pod NAME {name}` reads one pod's lines in one process and keeps only "
+                         "those") from None
+    _write(_report(report, bool(args.pod)))
+    return EXIT_OK
+
+
+def _report(report: Any, one_pod: bool) -> Iterator[str]:
+    """The report's lines (a schedlogs.LogReport): the summary, per pod its claims, last lines and final reason (of
+    the one pod asked for, whose lines were printed as read, the reason), then the notes."""
     panics = f", {report.panics} panic(s)" if report.panics else ""
-    print(f"{report.kept} DRA line(s) of {report.scanned} read, {len(report.pods)} pod(s){panics}")
+    yield f"{report.kept} DRA line(s) of {report.scanned} read, {len(report.pods)} pod(s){panics}"
     for pod in report.pods.values():
-        if not args.pod:
+        if not one_pod:
             claims = ", ".join(sorted(pod.claims))
-            print(f"\npod {pod.pod}" + (f" (claims: {claims})" if claims else ""))
+            yield ""
+            yield f"pod {pod.pod}" + (f" (claims: {claims})" if claims else "")
             if pod.count > len(pod.recent):
-                print(f"  ... {pod.count - len(pod.recent)} earlier line(s); `--pod {pod.pod}` shows all "
-                      f"{pod.count}")
-            for line in pod.recent:
-                _print_log_line(line)
+                yield (f"  ... {pod.count - len(pod.recent)} earlier line(s); `--pod {pod.pod}` shows all "
+                       f"{pod.count}")
+            yield from map(_log_line, pod.recent)
         if pod.reason:
-            print(f"  => {pod.reason}")
+            yield f"  => {pod.reason}"
     for note in report.notes:
-        print(f"\nnote: {note}")
+        yield ""
+        yield f"note: {note}"
     hint = report.verbosity_hint()
     if hint:
-        print(f"\nnote: {hint}")
-    return EXIT_OK
+        yield ""
+        yield f"note: {hint}"
+
+
+def _write(lines: Iterable[str], batch: int = 4096) -> None:
+    """`lines` printed in batches: a report of 100,000 pods has a million lines, and each write is escaped."""
+    chunk: list[str] = []
+    for line in lines:
+        chunk.append(line)
+        if len(chunk) == batch:
+            sys.stdout.write("\n".join(chunk) + "\n")
+            chunk.clear()
+    if chunk:
+        sys.stdout.write("\n".join(chunk) + "\n")
 
 
 def _device(name: str) -> bool:
@@ -84,6 +111,11 @@ def _device(name: str) -> bool:
         return False  # reading it says why
 
 
-def _print_log_line(line: Any) -> None:
+def _log_line(line: Any) -> str:
     """One kept line (schedlogs.KeptLine), as the report shows it."""
-    print(f"  {line.number:6d} {line.caller:28} {line.message}" + (f"  {line.detail}" if line.detail else ""))
+    return f"  {line.number:6d} {line.caller:28} {line.message}" + (f"  {line.detail}" if line.detail else "")
+
+
+def _print_log_line(line: Any) -> None:
+    """A line of the one pod asked for, printed as it is read (a live log comes through a pipe)."""
+    print(_log_line(line))

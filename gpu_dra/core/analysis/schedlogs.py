@@ -19,28 +19,38 @@ speak of claims, and every `Observed a panic`. Which messages exist at which ver
 outcomes at V(5), allocator progress at V(5)/V(6), per-device reasons ("CEL result", "Device not selectable") only
 at V(7).
 
-Scheduler logs run to gigabytes, and most of their lines are not about DRA. The text is read in large blocks;
-`str.find` over each block finds the lines that can be DRA lines at C speed, and only those are parsed; a line whose
-text (without its header) was seen before is looked up, not parsed again, since a Pending pod is retried and logs
-the same lines each time. Memory does not grow with the log but with its pods (per pod a count, its claims, its
-final reason and the text of its last TAIL lines) and the CACHED_TEXTS remembered readings. A large file is read in
-parts by one process per core (scan_file), joined in order.
+Scheduler logs run to gigabytes, and most of their lines are not about DRA. The bytes are read in large blocks;
+one RE2 pass over a block finds the runs of lines that can be DRA lines (candidates), and only those are decoded and
+read; a block after one of mostly DRA lines (an allocator's at V(7)) is read line by line instead. A line whose text
+(without its header) was seen before is looked up, not read again, since a Pending pod is retried and logs the same
+lines each time; a new line in klog's own form is read for the few keys the report needs, key by key (_PlainPairs),
+and what the report shows of a line is made only for the lines it shows. A large file is read in parts by one
+process per core this process may run on (scan_file), joined in order as if read in one go.
+
+Memory does not grow with the log or with its pods. Per pod the report keeps a count, its claims, its final reason
+and its last TAIL lines, for at most MAX_PODS pods: a pod's record is dropped once MAX_PODS changes of pod have come
+since its last line, and a note says how many lines were counted but are not listed. Besides that, the CACHED_TEXTS
+remembered readings and as many message, caller and pair shapes.
 """
 
 from __future__ import annotations
 
 import codecs
 import contextlib
+import gc
 import json
 import multiprocessing
 import os
 import re
-import signal
-from collections import deque
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from json import decoder as _json_decoder
-from typing import IO, NamedTuple
+from typing import IO, Any, NamedTuple
+
+import re2
+
+from gpu_dra.core.workers import leave_signals_to_the_parent, signals_held
 
 # Callers (Go files) of the DRA code, in kubernetes/kubernetes (master, 2026) and kubernetes/dynamic-resource-allocation
 # @v0.35.0: pkg/scheduler/framework/plugins/dynamicresources/ (dynamicresources.go, allocateddevices.go,
@@ -74,22 +84,35 @@ _GENERIC_CALLER = re.compile("|".join(_GENERIC_CALLERS))
 _PER_DEVICE = re.compile("|".join(map(re.escape, PER_DEVICE_MESSAGES)))
 _OUTCOME = re.compile("|".join(map(re.escape, OUTCOME_MESSAGES)))
 TAIL = 20  # lines kept per pod for the report; --pod shows every line of one pod
+MAX_PODS = 100_000  # changes of pod after which a pod's record is dropped: at most this many pods are held
 BLOCK = 8 << 20
 CACHED_TEXTS = 20_000  # distinct line texts whose reading is remembered (a few MB at most)
 _HEAD = 4096  # bytes read to tell a CloudWatch JSON export from a log
 _LONGEST_LINE = 64 << 20  # a "line" longer than this is cut: no log writes one, and memory stays flat
 
 # A line is a candidate when it holds any of these fragments: a superset of what _is_dra decides exactly (a DRA
-# caller or a DRA word), found with str.find over whole blocks, about 20 times faster than Python's regular
-# expressions at this. Fragments, not words, so that no lower-cased copy of the block is needed: "laim" is in claim,
+# caller or a DRA word). Fragments, not words, so that no lower-cased copy of the block is needed: "laim" is in claim,
 # Claim and ResourceClaim (and claims.go, claiminfo.go); "llocat" in allocator, allocateddevices and Allocation;
 # "ynamic" in dynamicresources, DynamicResources and dynamic resources; "lass" in device class and DeviceClass;
 # "lice" in resource slice and ResourceSlice; "dra" in dra_manager, dra_plugin and the dra-manager logger;
 # "onstraint" in constraint.go and its loggers' names. Every message of tracker.go names a ResourceSlice, DeviceClass
-# or DeviceTaintRule, and pools_*.go log nothing (v0.35.0). Each fragment costs one pass over the block (about 4 ms
-# for 8 MB), so there are few.
-_CANDIDATE_FRAGMENTS = ("laim", "llocat", "ynamic", "structured", "lass", "lice", "CEL", "dra", "onstraint",
-                        "DeviceTaint", PANIC_MESSAGE)
+# or DeviceTaintRule, and pools_*.go log nothing (v0.35.0).
+_CANDIDATE_FRAGMENTS = ("llocat", "laim", "ynamic", "dra", "lice", "lass", "CEL", "structured", "onstraint",
+                        "DeviceTaint", PANIC_MESSAGE)  # the most frequent in a V(7) log first (_scan_blocks, dense)
+
+
+def _runs_of_candidates() -> Any:
+    """RE2 over the raw bytes (Latin-1: any byte but a newline is a line's, valid UTF-8 or not; the fragments are
+    ASCII, which UTF-8 and its replacement of bad bytes leave as they are): a match is a run of candidate lines, each
+    with its newline. One pass of RE2's automaton finds them all, where a `str.find` per fragment took a pass each
+    and Python's `re` is slower still."""
+    options = re2.Options()
+    options.encoding = re2.Options.Encoding.LATIN1
+    fragments = b"|".join(fragment.encode() for fragment in _CANDIDATE_FRAGMENTS)  # letters and spaces only
+    return re2.compile(rb"(?:[^\n]*(?:" + fragments + rb")[^\n]*\n)+", options)
+
+
+_CANDIDATE_RUNS = _runs_of_candidates()
 
 # klog's header: level, month and day, time, thread, caller (kubernetes/klog@v2.130.1:internal/buffer/buffer.go).
 # ktesting writes the first three only, after go test's `file.go:line: ` (the caller of the log call), then the
@@ -119,37 +142,47 @@ class LogLine:
 
     @property
     def claims(self) -> list[str]:
-        found = []
-        fields = self.fields
-        for key in ("claim", "resourceClaim", "resourceclaim", "claims", "resourceclaims"):
-            value = fields.get(key)
-            if value and value != "<":  # `claim=<` opens a multi-line klog value: no name on this line
-                found += re.findall(r"[\w.-]+/[\w.-]+", value) or [value.strip('"')]
-        for key in ("status", "err", "reason"):  # `could not find ResourceClaim "ns/name"`, `for claim ns/name:`
-            value = fields.get(key)
-            if value and ("laim " in value or 'laim "' in value):
-                found += _CLAIM_IN_TEXT.findall(value)
-        return found
+        return _claims(self.fields.get)
 
     @property
     def outcome(self) -> str | None:
         """What this line says of the pod's fate, if anything: the last such line is the final reason."""
-        if self.message.startswith(PANIC_MESSAGE):
-            value = self.fields.get("panic")
-            if value is None:  # the unstructured form: `Observed a panic: "..." (runtime error: ...)`
-                detail = self.message[len(PANIC_MESSAGE):].lstrip(": ")
-                inner = _PANIC_IN_PARENS.search(detail)
-                value = inner.group(1) if inner else detail.strip('"')
-            return f"panic: {value}"
-        if self.message == "Done with allocation" and self.fields.get("success") == "true":
-            return "allocated"
-        reason = self.fields.get("reason") or self.fields.get("err") or self.fields.get("status")
-        if reason in _NO_REASON:
-            reason = None
-        if reason or _OUTCOME.search(self.message):
-            value = reason or self.message
-            return value[1:-1] if len(value) > 1 and value[0] == value[-1] == '"' else value
-        return None
+        return _outcome(self.message, self.fields.get)
+
+
+_Get = Callable[[str], "str | None"]  # a line's value of a key, or None
+
+
+def _claims(get: _Get) -> list[str]:
+    found = []
+    for key in ("claim", "resourceClaim", "resourceclaim", "claims", "resourceclaims"):
+        value = get(key)
+        if value and value != "<":  # `claim=<` opens a multi-line klog value: no name on this line
+            found += re.findall(r"[\w.-]+/[\w.-]+", value) or [value.strip('"')]
+    for key in ("status", "err", "reason"):  # `could not find ResourceClaim "ns/name"`, `for claim ns/name:`
+        value = get(key)
+        if value and ("laim " in value or 'laim "' in value):
+            found += _CLAIM_IN_TEXT.findall(value)
+    return found
+
+
+def _outcome(message: str, get: _Get) -> str | None:
+    if message.startswith(PANIC_MESSAGE):
+        value = get("panic")
+        if value is None:  # the unstructured form: `Observed a panic: "..." (runtime error: ...)`
+            detail = message[len(PANIC_MESSAGE):].lstrip(": ")
+            inner = _PANIC_IN_PARENS.search(detail)
+            value = inner.group(1) if inner else detail.strip('"')
+        return f"panic: {value}"
+    if message == "Done with allocation" and get("success") == "true":
+        return "allocated"
+    reason = get("reason") or get("err") or get("status")
+    if reason in _NO_REASON:
+        reason = None
+    if reason or _OUTCOME.search(message):
+        value = reason or message
+        return value[1:-1] if len(value) > 1 and value[0] == value[-1] == '"' else value
+    return None
 
 
 class KeptLine(NamedTuple):
@@ -161,9 +194,13 @@ class KeptLine(NamedTuple):
     detail: str
 
 
+_Shown = tuple[str, str, str]  # what the report shows of a line: its caller, message and key=value details
+
+
 class _Reading(NamedTuple):
     """What a line's text says, whatever its number and timestamp. A scheduler retries a Pending pod every few
-    seconds and logs the same lines each time, so most DRA lines of a long log are read once and then looked up."""
+    seconds and logs the same lines each time, so most DRA lines of a long log are read once and then looked up.
+    `shown` is what the report shows of the line, or the line itself where that is parsed only if shown (_shown)."""
 
     dra: bool
     pod: str
@@ -171,39 +208,253 @@ class _Reading(NamedTuple):
     outcome: str | None
     per_device: bool
     panic: bool
-    caller: str
-    message: str
-    detail: str
+    shown: _Shown | str
 
     @classmethod
     def of(cls, text: str) -> _Reading | None:
-        line = parse_line(0, text)
-        if line is None:
+        match = _KLOG_HEADER.match(text)
+        if match:  # the common case, without the detour
+            return cls._of_record(text, match.group(1), text[match.end():], False)
+        if text.lstrip().startswith("{"):
+            line = _parse_json(0, text)
+            return None if line is None else cls._of_fields(text, line.caller, line.message, line.fields)
+        located = _locate(text)
+        return None if located is None else cls._of_record(text, *located)
+
+    @classmethod
+    def _of_record(cls, text: str, caller: str, rest: str, ktesting: bool) -> _Reading:
+        kind = _CALLER_KINDS.get(caller)
+        if kind is None:
+            kind = _caller_kind(caller)
+        if not ktesting and kind != 1:  # a generic caller's DRA words are looked for in all values
+            try:
+                return cls._of_plain(text, caller, rest, kind)
+            except _NotPlain:
+                pass
+        line = _parse_record(0, text, caller, rest, ktesting)
+        return cls._of_fields(text, caller, line.message, line.fields)
+
+    @classmethod
+    def _of_fields(cls, text: str, caller: str, message: str, fields: dict[str, str]) -> _Reading:
+        """The reading of a line parsed whole, every key=value pair read by _KV."""
+        return cls(_is_dra(caller, message, fields.get, fields.values), _pod(fields.get), tuple(_claims(fields.get)),
+                   _outcome(message, fields.get), _message_facts(message)[0],
+                   message.startswith(PANIC_MESSAGE), (caller, message, _detail(fields)))
+
+    @classmethod
+    def _of_plain(cls, text: str, caller: str, rest: str, kind: int) -> _Reading:
+        """The reading of a line in klog's own form (a quoted message, then key=value pairs, no backslash), read
+        one key at a time: what the full parse would give, or _NotPlain where that cannot be told so. The keys of
+        the common lines are looked up here, the others through _PlainPairs."""
+        close = rest.find('"', 1) if rest[:1] == '"' and "\\" not in rest else -1
+        if close < 0:
+            raise _NotPlain
+        message = rest[1:close]
+        tail = rest[close + 1:].lstrip()
+        per_device, panic, outcome = _MESSAGES.get(message) or _message_facts(message)
+        # the keys _outcome reads: without them it says what it says of the message alone
+        if panic or "reason=" in tail or "err=" in tail or "status=" in tail or "success=" in tail:
+            outcome = _PlainPairs(tail).outcome(message, outcome)
+        at = tail.find("pod=")
+        if at < 0:
+            pod = ""
+        elif ((not at or tail[at - 1] == " " and (_PLAIN_BEFORE.get(tail[:at]) or _plain_before(tail[:at])))
+              and tail[at + 4:at + 5] == '"' and tail.find("pod=", at + 4) < 0
+              and (end := tail.find('"', at + 5)) >= 0):
+            pod = tail[at + 5:end]  # _PlainPairs.get("pod") where a scheduler's lines have it, with fewer steps
+        else:
+            pod = (_PlainPairs(tail).get("pod") or "").strip('"')  # _pod: a plain line has no backslash
+        return tuple.__new__(cls, (  # made as tuple() makes it: NamedTuple's own __new__ is a Python call
+            kind == 2 or _is_dra(caller, message, _PlainPairs(tail).get, _NotPlain.raised), pod,
+            tuple(_claims(_PlainPairs(tail).get)) if "laim" in tail and (
+                "claim=" in tail or "Claim=" in tail or "claims=" in tail or "laim " in tail or 'laim "' in tail)
+            else (),
+            outcome, per_device, panic, text))
+
+
+_UNREAD = _Reading(False, "", (), None, False, False, "")  # a text whose reading is not remembered
+_NOTHING = _Reading(False, "", (), None, False, False, "")  # the reading of a line that is none (no klog, no JSON)
+
+
+class _NotPlain(Exception):
+    """A line that _PlainPairs cannot read as the full parse would: it is parsed whole."""
+
+    @classmethod
+    def raised(cls) -> list[str]:
+        """All the values of a line's pairs (what _is_dra reads of a generic caller's line): the full parse's."""
+        raise cls
+
+
+# Pairs as klog writes them (kubernetes/klog@v2.130.1:internal/serialize/keyvalues.go): `key=value`, one space
+# apart, a value Go-quoted or bare. Without backslashes, a run of them is read by _KV exactly as written here: a key
+# at the start or after a space, a quoted value up to the next quote, a bare one up to the next space. A run with a
+# bare value that holds quotes (`["a/b"]`) is left to _KV.
+_PLAIN_SHAPE = re.compile(r'(?:\w[\w.]*=(?:""|[^\s"\\]+) )*')
+_PLAIN_SHAPES: dict[str, bool] = {}  # a few per message: `logger="" pod="" node="" ` before a claim=
+_PLAIN_BEFORE: dict[str, bool] = {}  # the texts before a pod=: mostly one, `logger="..." `
+
+
+def _plain_before(prefix: str, remember: bool = True) -> bool:
+    """Whether `prefix`, a line's text before a key, is a run of plain pairs each followed by a space. Told from
+    its shape, the text with what its quotes hold left out: a quoted value is plain whatever it holds (no quote by
+    the split, no backslash in a plain line), so lines of a message share a few shapes where their values differ."""
+    parts = prefix.split('"')
+    if not len(parts) % 2:
+        return False  # a quote left open
+    shape = '""'.join(parts[::2])
+    plain = _PLAIN_SHAPES.get(shape)
+    if plain is None:
+        plain = _PLAIN_SHAPE.fullmatch(shape) is not None
+        if len(_PLAIN_SHAPES) < CACHED_TEXTS:
+            _PLAIN_SHAPES[shape] = plain
+    if remember and len(_PLAIN_BEFORE) < CACHED_TEXTS:  # the few texts seen before a key again and again
+        _PLAIN_BEFORE[prefix] = plain
+    return plain
+
+
+class _PlainPairs:
+    """The key=value pairs after a klog message, one key looked up at a time: a scheduler's line has a dozen pairs
+    and the report needs two or three of them. A key is taken where the text before it is a run of plain pairs and
+    nothing else in the text can be that key: then _KV, which reads the pairs in turn, finds the same value there.
+    Anything else raises _NotPlain."""
+
+    __slots__ = ("tail",)
+
+    def __init__(self, tail: str):
+        self.tail = tail
+
+    def get(self, key: str) -> str | None:
+        tail = self.tail
+        needle = key + "="
+        at = tail.find(needle)
+        if at < 0:
             return None
-        message = line.message
-        return cls(_is_dra(line), line.pod, tuple(line.claims), line.outcome,
-                   _PER_DEVICE.search(message) is not None, message.startswith(PANIC_MESSAGE), line.caller,
-                   message, " ".join(f"{k}={'<...>' if v == '<' else v}" for k, v in line.fields.items()
-                                     if k not in ("pod", "logger")))  # `<`: klog's multi-line value, on the lines below
+        if at and tail[at - 1] != " " or tail.find(needle, at + 1) >= 0:  # not the one key of the common case
+            at = self._key_at(needle, at)
+            if at < 0:
+                return None
+        if at and not _plain_before(tail[:at]):
+            raise _NotPlain
+        value = self._value(at + len(needle))
+        if value is None:
+            raise _NotPlain
+        return value
+
+    def _value(self, start: int) -> str | None:
+        """The value _KV reads after a key's `=` at `start`, without backslashes (None: it reads none there)."""
+        tail = self.tail
+        first = tail[start:start + 1]
+        if first == '"':
+            end = tail.find('"', start + 1)
+            if end >= 0:
+                return tail[start + 1:end]
+        elif not first or first.isspace():
+            return None
+        return tail[start:].split(None, 1)[0]
+
+    def outcome(self, message: str, of_message: str | None) -> str | None:
+        """_outcome of the line, `of_message` what it says of the message alone. When every value written after
+        `reason=`, `err=` and `status=` is no reason, and none after `success=` is true, whichever of them are
+        keys, that is it (a V(7) allocator line ends with `err=null`); else the keys are read."""
+        tail = self.tail
+        if message.startswith(PANIC_MESSAGE):
+            return _outcome(message, self.get)
+        for needle in ("reason=", "err=", "status=", "success="):
+            found = tail.find(needle)
+            while found >= 0:
+                value = self._value(found + len(needle))
+                if value == "true" if needle == "success=" else value not in _NO_REASON:
+                    return _outcome(message, self.get)
+                found = tail.find(needle, found + 1)
+        return of_message
+
+    def _key_at(self, needle: str, found: int) -> int:
+        """Where the one `needle` that may be a key is (-1: none is), from its first occurrence `found`."""
+        tail = self.tail
+        at = -1
+        while found >= 0:
+            before = tail[found - 1] if found else " "
+            if before == " ":
+                if at >= 0:
+                    raise _NotPlain  # the key twice, or inside a quoted value
+                at = found
+            elif before == "." or not (before.isalnum() or before == "_"):
+                raise _NotPlain  # `.key=` and `"key=` may be keys to _KV; after a word character it is none
+            found = tail.find(needle, found + 1)
+        return at
 
 
-@dataclass
+@dataclass(slots=True)
 class PodLog:
-    """One pod's DRA lines: how many, the claims named, the final reason and the last TAIL lines, as shown."""
+    """One pod's DRA lines: how many, the claims named, the final reason and the last TAIL lines, as shown. While
+    the log is read, `read` holds the last lines' numbers and texts; `recent` what is shown of them."""
 
     pod: str
     count: int = 0
-    claims: set[str] = field(default_factory=set)
+    claims: set[str] | frozenset[str] = frozenset()  # a set once a claim is named
     reason: str | None = None
-    recent: deque[KeptLine] = field(default_factory=lambda: deque(maxlen=TAIL))
+    recent: list[KeptLine] = field(default_factory=list)
+    read: list[tuple[int, _Shown | str]] = field(default_factory=list)
+    first: int = 0  # the change of pod (_Pods.changes) at which the record was made, and at its last line
+    last: int = 0
+    whole: bool = True  # whether the pod's first line made it (told within the first MAX_PODS + 1 changes: _joined)
 
-    def add(self, number: int, reading: _Reading) -> KeptLine:
-        self.count += 1
-        self.claims.update(reading.claims)
-        self.reason = reading.outcome or self.reason
-        kept = KeptLine(number, reading.caller, reading.message, reading.detail)
-        self.recent.append(kept)
-        return kept
+    def add_claims(self, claims: Iterable[str]) -> None:
+        """The claims a line names."""
+        self.claims = {*self.claims, *claims}
+
+    def settle(self) -> None:
+        """What is shown of the lines read (see _shown), after the ones shown already, the last TAIL."""
+        self.recent = [*self.recent, *(KeptLine(number, *_shown(shown)) for number, shown in self.read)][-TAIL:]
+        self.read = []
+
+
+class _Pods:
+    """The pods' records, in the order they were made. A change of pod is a DRA line of another pod than the line
+    before; a record is dropped once MAX_PODS changes have come since its last line, so at most MAX_PODS are held
+    whatever the log (each change brings one pod). The rule depends only on what came between two lines of a pod,
+    which is what lets a file read in parts be joined as if read in one go (_joined)."""
+
+    def __init__(self, logs: dict[str, PodLog]):
+        self.logs = logs
+        self.by_last: OrderedDict[str, PodLog] = OrderedDict()  # least recently seen first
+        self.changes = 0
+        self.last_pod: str | None = None
+        self.current = PodLog("")  # the record of last_pod, once there is one
+        self.first_pod: str | None = None  # the first line's pod, and the first other than kept_first
+        self.first_other: str | None = None
+        self.early: set[str] = set()  # pods first seen within the first MAX_PODS + 1 changes
+        self.kept_first = ""  # a pod that is never dropped here (_BEFORE_ANY_POD: the joining decides)
+
+    def log(self, pod: str) -> PodLog:
+        """The record of `pod`, whose line comes next."""
+        if pod == self.last_pod:
+            return self.current
+        if self.last_pod is None:
+            self.first_pod = pod
+        if self.first_other is None and pod != self.kept_first:
+            self.first_other = pod
+        self.changes += 1
+        self.last_pod = pod
+        by_last = self.by_last
+        oldest = self.changes - MAX_PODS + 1  # the change of the oldest last line kept
+        while by_last:
+            name, oldest_log = next(iter(by_last.items()))
+            if oldest_log.last >= oldest:
+                break
+            del by_last[name], self.logs[name]
+        log = self.logs.get(pod)
+        if log is None:
+            whole = pod not in self.early and self.changes <= MAX_PODS + 1
+            if whole:
+                self.early.add(pod)
+            log = self.logs[pod] = PodLog(pod, first=self.changes, whole=whole)
+        if pod != self.kept_first:
+            by_last[pod] = log
+            by_last.move_to_end(pod)
+        log.last = self.changes
+        self.current = log
+        return log
 
 
 @dataclass
@@ -221,6 +472,14 @@ class LogReport:
         return ("no per-device reasons in this log: they are logged only at V(7). Run kube-scheduler with --v=7, "
                 "or just the DRA code paths with --vmodule=allocator=7,dynamicresources=7 (on EKS the control "
                 "plane's verbosity is fixed: use `gpu-dra explain` instead)")
+
+    def note_dropped(self) -> None:
+        """Say how many DRA lines belong to records dropped to keep memory flat (see _Pods)."""
+        dropped = self.kept - sum(log.count for log in self.pods.values())
+        if dropped:
+            self.notes.append(f"{dropped:,} DRA line(s) counted above are not listed: a pod's lines are dropped once "
+                              f"{MAX_PODS:,} changes of pod have come after its last one, so that memory stays flat "
+                              "(a pod seen again starts anew); `--pod NAMESPACE/NAME` shows every line of one pod")
 
 
 def _parse_json(number: int, text: str) -> LogLine | None:
@@ -240,7 +499,7 @@ def _parse_json(number: int, text: str) -> LogLine | None:
             fields[key] = value if isinstance(value, str) else json.dumps(value)
     verbosity = record.get("v")
     return LogLine(number, str(record.get("caller", "")), str(record["msg"]), fields,
-                   int(verbosity) if isinstance(verbosity, int) else None, text, _pod(fields))
+                   int(verbosity) if isinstance(verbosity, int) else None, text, _pod(fields.get))
 
 
 class _Located(NamedTuple):
@@ -287,7 +546,7 @@ def _parse_record(number: int, text: str, caller: str, rest: str, ktesting: bool
         message, tail = (rest[:start.start()], rest[start.start():]) if start else (rest, "")
     for key, in_quotes, bare in _KV.findall(tail):
         fields[key] = _unquote(in_quotes) if in_quotes else bare
-    return LogLine(number, caller, message, fields, None, text, _pod(fields))
+    return LogLine(number, caller, message, fields, None, text, _pod(fields.get))
 
 
 def _unquote(value: str) -> str:
@@ -297,8 +556,8 @@ def _unquote(value: str) -> str:
     return value.replace("\\\\", "\0").replace('\\"', '"').replace("\0", "\\")
 
 
-def _pod(fields: dict[str, str]) -> str:
-    return fields.get("pod", "").strip('"').replace("\\", "")
+def _pod(get: _Get) -> str:
+    return (get("pod") or "").strip('"').replace("\\", "")
 
 
 def _pod_named(text: str) -> str:
@@ -323,6 +582,24 @@ def parse_line(number: int, text: str) -> LogLine | None:
 _CALLER_KINDS: dict[str, int] = {}  # caller: 2 DRA code, 1 generic, 0 other; a log has a few hundred callers
 
 
+_MESSAGES: dict[str, tuple[bool, bool, str | None]] = {}  # klog messages are constants: a log has a few hundred
+
+
+def _message_facts(message: str) -> tuple[bool, bool, str | None]:
+    """Whether a message is a per-device reason, a panic, and the outcome it says with no key=value pairs."""
+    found = _MESSAGES.get(message)
+    if found is None:
+        found = (_PER_DEVICE.search(message) is not None, message.startswith(PANIC_MESSAGE),
+                 _outcome(message, _no_value))
+        if len(_MESSAGES) < CACHED_TEXTS:
+            _MESSAGES[message] = found
+    return found
+
+
+def _no_value(key: str) -> None:
+    return None
+
+
 def _caller_kind(caller: str) -> int:
     kind = _CALLER_KINDS.get(caller)
     if kind is None:
@@ -333,41 +610,85 @@ def _caller_kind(caller: str) -> int:
     return kind
 
 
-def _is_dra(line: LogLine) -> bool:
-    kind = _caller_kind(line.caller)
-    if kind == 2 or line.message.startswith(PANIC_MESSAGE):
+def _is_dra(caller: str, message: str, get: _Get, values: Callable[[], Iterable[str]]) -> bool:
+    kind = _caller_kind(caller)
+    if kind == 2 or message.startswith(PANIC_MESSAGE):
         return True
-    fields = line.fields
-    logger = fields.get("logger", "")  # FilterWithNominatedPods.Filter.DynamicResources, dra-manager
-    if fields.get("plugin") == "DynamicResources" or "DynamicResources" in logger or "dra-" in logger:
+    logger = get("logger") or ""  # FilterWithNominatedPods.Filter.DynamicResources, dra-manager
+    if get("plugin") == "DynamicResources" or "DynamicResources" in logger or "dra-" in logger:
         return True
     if kind == 0:
         return False
-    text = line.message + " " + " ".join(fields.values())
+    text = message + " " + " ".join(values())
     if "olume" in text:  # a PersistentVolumeClaim is no DRA claim
         text = text.replace("olumeClaim", "").replace("olumeclaim", "")
     return any(word in text for word in _DRA_WORDS)
 
 
-def _candidates(block: str) -> list[int]:
-    """Starts of the lines of `block` (which ends with a newline) that may be DRA lines."""
-    starts: set[int] = set()
-    for fragment in _CANDIDATE_FRAGMENTS:
-        found = block.find(fragment)
-        while found >= 0:
-            starts.add(block.rfind("\n", 0, found) + 1)
-            found = block.find(fragment, block.find("\n", found))
-    return sorted(starts)
+def _detail(fields: dict[str, str]) -> str:
+    """A line's key=value details as shown: all but the pod and logger, `<` (klog's multi-line value) as `<...>`."""
+    return " ".join(f"{k}={'<...>' if v == '<' else v}" for k, v in fields.items() if k not in ("pod", "logger"))
 
 
-def _pod_named_between(block: str, start: int, end: int) -> str | None:
+_SHOWN: dict[str, _Shown] = {}  # the lines parsed to be shown: a retried pod's are the same texts
+
+
+def _shown(shown: _Shown | str) -> _Shown:
+    """What the report shows of a line read (_Reading.shown)."""
+    if isinstance(shown, tuple):
+        return shown
+    found = _SHOWN.get(shown)
+    if found is None:
+        found = _shown_plain(shown)
+        if found is None:
+            line = parse_line(0, shown)
+            assert line is not None, "a line read is a line parse_line reads"
+            found = (line.caller, line.message, _detail(line.fields))
+        if len(_SHOWN) >= CACHED_TEXTS:
+            _SHOWN.clear()
+        _SHOWN[shown] = found
+    return found
+
+
+def _shown_plain(text: str) -> _Shown | None:
+    """What the report shows of a klog line whose pairs are all plain (_plain_before), each key once: its pairs as
+    written, the quotes of quoted values left out; else None."""
+    match = _KLOG_HEADER.match(text)
+    rest = text[match.end():] if match and "\\" not in text else ""
+    close = rest.find('"', 1) if rest[:1] == '"' else -1
+    if close < 0:
+        return None
+    tail = rest[close + 1:].lstrip()
+    if not tail:
+        return match.group(1), rest[1:close], ""  # type: ignore[union-attr]
+    if not _plain_before(tail + " ", remember=False):
+        return None
+    quoted = iter(tail.split('"')[1::2])
+    keys, detail = set(), []
+    for pair in '""'.join(tail.split('"')[::2]).split(" "):  # key="" or key=bare, quoted values emptied
+        key, _, value = pair.partition("=")
+        if key in keys:
+            return None
+        keys.add(key)
+        value = next(quoted) if value == '""' else value
+        if key not in ("pod", "logger"):
+            detail.append(f"{key}={'<...>' if value == '<' else value}")
+    return match.group(1), rest[1:close], " ".join(detail)  # type: ignore[union-attr]
+
+
+def _last_pod_named(lines: list[str]) -> str | None:
+    """The pod of the last of `lines` that names one."""
+    return next(filter(None, map(_pod_named, reversed(lines))), None)
+
+
+def _pod_named_between(block: bytes, start: int, end: int, errors: str) -> str | None:
     """The pod of the last line in block[start:end] that names one (klog `pod=...`, JSON `"pod":{...}`)."""
     while True:
-        found = block.rfind("pod", start, end)
+        found = block.rfind(b"pod", start, end)
         if found < 0:
             return None
-        line_start = max(block.rfind("\n", 0, found) + 1, start)
-        pod = _pod_named(block[line_start:block.find("\n", found)].rstrip("\r"))
+        line_start = max(block.rfind(b"\n", 0, found) + 1, start)
+        pod = _pod_named(block[line_start:block.find(b"\n", found)].decode("utf-8", errors).rstrip("\r"))
         if pod:
             return pod
         end = line_start
@@ -388,22 +709,26 @@ def _chunks(stream: IO[bytes], size: int, limit: int | None = None, head: bytes 
         yield chunk
 
 
-def _line_blocks(chunks: Iterable[bytes]) -> Iterator[str]:
-    """The text of `chunks` in blocks of whole lines. Blocks are cut after a newline byte, which UTF-8 never uses
-    inside a character, so each decodes alone; bad bytes become U+FFFD."""
+def _line_blocks(chunks: Iterable[bytes]) -> Iterator[bytes]:
+    """`chunks` in blocks of whole lines, each ending with a newline. Blocks are cut after a newline byte, which
+    UTF-8 never uses inside a character, so each line decodes alone (bad bytes become U+FFFD: _LOG_ERRORS)."""
     carry = b""
     for chunk in chunks:
         chunk = carry + chunk
         cut = chunk.rfind(b"\n") + 1
         if not cut and len(chunk) > _LONGEST_LINE:  # no newline in sight: no log; cut it rather than hold it whole
             carry = b""
-            yield chunk.decode("utf-8", "replace") + "\n"
+            yield chunk + b"\n"
             continue
         carry = chunk[cut:]
         if cut:
-            yield chunk[:cut].decode("utf-8", "replace")
+            yield chunk[:cut]
     if carry:
-        yield carry.decode("utf-8", "replace") + "\n"
+        yield carry + b"\n"
+
+
+_LOG_ERRORS = "replace"  # a log's bad bytes, as they are decoded
+_EXPORT_ERRORS = "surrogatepass"  # an export's messages, already text, back from the bytes they are scanned as
 
 
 # A CloudWatch Logs export, as the AWS CLI prints a FilterLogEvents or GetLogEvents response (json.dump, indent 4:
@@ -426,23 +751,25 @@ def is_cloudwatch_export(head: bytes) -> bool:
     return head.lstrip()[:1] in (b"{", b"[") and _EXPORT_KEYS.search(head) is not None
 
 
-def _export_blocks(chunks: Iterable[bytes], notes: list[str]) -> Iterator[str]:
+def _export_blocks(chunks: Iterable[bytes], notes: list[str]) -> Iterator[bytes]:
     """The klog lines of a CloudWatch export: its events' "message" values, decoded one by one with the C string
     decoder where they stand (json.decoder.scanstring), so that a multi-GB export is never held or parsed whole;
-    pretty-printed or on one line, one document or several. A message cut off by the end of the file is noted."""
+    pretty-printed or on one line, one document or several. A message cut off by the end of the file is noted.
+    The lines come as UTF-8 again, lone surrogates of JSON escapes and all (_EXPORT_ERRORS), to be scanned as a
+    log's bytes are."""
     decoder = codecs.getincrementaldecoder("utf-8")("replace")
     carry = ""
     for chunk in chunks:
         messages, carry = _messages(carry + decoder.decode(chunk))
         if messages:
-            yield "\n".join(messages) + "\n"
+            yield ("\n".join(messages) + "\n").encode("utf-8", _EXPORT_ERRORS)
         if len(carry) > _LONGEST_LINE:  # a message that does not end: skipped, memory stays flat
             carry = ""
             if LONG_MESSAGE not in notes:
                 notes.append(LONG_MESSAGE)
     messages, carry = _messages(carry + decoder.decode(b"", final=True))
     if messages:
-        yield "\n".join(messages) + "\n"
+        yield ("\n".join(messages) + "\n").encode("utf-8", _EXPORT_ERRORS)
     if _MESSAGE_KEY in carry and TRUNCATED_EXPORT not in notes:
         notes.append(TRUNCATED_EXPORT)
 
@@ -496,8 +823,22 @@ def _read_head(stream: IO[bytes]) -> bytes:
     return head
 
 
-def _text_blocks(chunks: Iterable[bytes], export: bool, notes: list[str]) -> Iterator[str]:
-    return _export_blocks(chunks, notes) if export else _line_blocks(chunks)
+def _text_blocks(chunks: Iterable[bytes], export: bool, notes: list[str]) -> tuple[Iterator[bytes], str]:
+    """The blocks of lines of a log or an export, and how their bytes decode."""
+    return (_export_blocks(chunks, notes), _EXPORT_ERRORS) if export else (_line_blocks(chunks), _LOG_ERRORS)
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """The garbage collector waits while a log is read: its lines make millions of short-lived objects and the
+    records make no reference cycles, while every collection of the oldest generation walks all the records."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def scan(stream: IO[bytes], only_pod: str | None = None, on_line: Callable[[KeptLine], None] | None = None,
@@ -506,17 +847,22 @@ def scan(stream: IO[bytes], only_pod: str | None = None, on_line: Callable[[Kept
     name no pod, belong to the pod most recently named. `on_line` sees each kept line as it is read."""
     report = LogReport()
     head = _read_head(stream)
-    blocks = _text_blocks(_chunks(stream, block_size, head=head), is_cloudwatch_export(head), report.notes)
-    _scan_blocks(blocks, report, "", only_pod, on_line)
+    blocks, errors = _text_blocks(_chunks(stream, block_size, head=head), is_cloudwatch_export(head), report.notes)
+    with _collector_paused():
+        _scan_blocks(blocks, errors, report, _Pods(report.pods), "", only_pod, on_line)
+        for log in report.pods.values():
+            log.settle()
+    report.note_dropped()
     return report
 
 
 def scan_file(path: str, workers: int | None = None, block_size: int = BLOCK) -> LogReport:
     """scan() of a whole file, its parts read by several processes at once when the file is large (as grep -r and
-    ripgrep do): each part is scanned on its own, then the parts are joined in order, the lines of a part that
-    come before it names any pod going to the pod the part before it ended with."""
+    ripgrep do), one per core this process may run on: each part is scanned on its own, then the parts are joined
+    in order, the lines of a part that come before it names any pod going to the pod the part before it ended
+    with."""
     size = os.path.getsize(path)
-    workers = workers if workers is not None else min(os.cpu_count() or 1, MAX_WORKERS)
+    workers = workers if workers is not None else min(_cores(), MAX_WORKERS)
     if workers < 2 or size < PARALLEL_BYTES:
         with open(path, "rb") as stream:
             return scan(stream, block_size=block_size)
@@ -525,14 +871,63 @@ def scan_file(path: str, workers: int | None = None, block_size: int = BLOCK) ->
     parts = _parts(path, size, workers)
     if len(parts) == 1:
         return _joined([_scan_part(path, *parts[0], block_size, export)])
-    with _signals_held():
-        pool = multiprocessing.get_context().Pool(len(parts), initializer=_leave_signals_to_the_parent)
+    context = multiprocessing.get_context()
+    workers_started: list[tuple[multiprocessing.process.BaseProcess, Any]] = []
     try:
-        scanned = pool.starmap(_scan_part, [(path, start, end, block_size, export) for start, end in parts])
+        with signals_held():
+            for start, end in parts:
+                receiver, sender = context.Pipe(duplex=False)
+                worker = context.Process(target=_send_part, args=(sender, path, start, end, block_size, export),
+                                         daemon=True)
+                workers_started.append((worker, receiver))
+                worker.start()
+                sender.close()
+        # each part joined as it comes, in order, by this thread: only the parts not yet joined are held, and a
+        # result that cannot be received (a worker gone, no memory left for it) is an error here, not a wait
+        return _joined(_received(receiver) for _, receiver in workers_started)
     finally:
-        with _signals_held():
-            pool.terminate()
-    return _joined(scanned)
+        with signals_held():
+            for started, receiver in workers_started:
+                if started.is_alive():
+                    started.terminate()
+                started.join()
+                receiver.close()
+
+
+class WorkerLost(RuntimeError):
+    """A worker reading part of a log ended without sending what it read (killed, or out of memory)."""
+
+
+def _received(receiver: Any) -> _Part:
+    try:
+        done, sent = receiver.recv()
+    except EOFError:
+        raise WorkerLost("a process reading part of the log ended before it was done (killed, or out of "
+                         "memory?)") from None
+    if not done:
+        raise sent  # the worker's exception, as Pool would raise it
+    return sent  # type: ignore[no-any-return]
+
+
+def _send_part(sender: Any, path: str, start: int, end: int, block_size: int, export: bool) -> None:
+    """A worker: scan its part and send the result, or the exception that stopped it."""
+    leave_signals_to_the_parent()
+    try:
+        result: tuple[bool, _Part | Exception] = (True, _scan_part(path, start, end, block_size, export))
+    except Exception as error:
+        result = (False, error)
+    try:
+        sender.send(result)
+    except Exception:  # it cannot be sent (no memory left): the parent says the part was lost, no traceback here
+        os._exit(1)
+
+
+def _cores() -> int:
+    """The cores this process may run on (`taskset -c 0 gpu-dra logs ...` reads with one), else the machine's."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
 
 
 MAX_WORKERS = 8
@@ -556,125 +951,178 @@ def _parts(path: str, size: int, count: int) -> list[tuple[int, int]]:
     return list(zip(starts, [*starts[1:], size], strict=True))
 
 
-_ENDING = {signal.SIGINT, signal.SIGTERM}
-
-
-@contextlib.contextmanager
-def _signals_held() -> Iterator[None]:
-    """Ctrl-C and SIGTERM wait while the pool starts or stops. A signal ends gpu-dra through its exit handlers, and
-    multiprocessing's (Lib/multiprocessing/util.py _exit_function) stop a pool whole only once it has started and
-    before it stops: in between, they terminate its workers and wait for the ones its own thread starts in their
-    place, forever."""
-    held = signal.pthread_sigmask(signal.SIG_BLOCK, _ENDING)
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, held)
-
-
-def _leave_signals_to_the_parent() -> None:
-    """Workers leave Ctrl-C to the parent, which stops them: one message, exit 130, no worker tracebacks. SIGTERM
-    ends a worker at once, silently, as by default: it is how the parent's exit handlers stop the pool
-    (`Pool.terminate()`; a worker ignoring it would leave that waiting), and a handler inherited from the parent
-    through fork would run the parent's exit handlers in the worker. A worker forked while the parent held the
-    signals (`_signals_held`) starts with them held: a SIGTERM that came since ends it here."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, _ENDING)
-
-
-# What a worker sends back: lines read, lines kept, per-device lines seen, panics, notes, the pod at its end, and per
-# pod (name, count, claims, final reason, last lines as plain tuples), plain data that pickles fast.
-_PodPart = tuple[str, int, tuple[str, ...], "str | None", list[tuple[int, str, str, str]]]
-_Part = tuple[int, int, bool, int, list[str], str, list[_PodPart]]
+# What a worker sends back: lines read, lines kept, per-device lines seen, panics, notes, the pod at its end; its
+# changes of pod (_Pods): how many, the first line's pod, the first other than _BEFORE_ANY_POD, the last line's; per
+# pod (name, count, claims, final reason, last lines as shown, change at which its record was made and at its last
+# line, whether the pod's first line made it), plain data that pickles fast.
+_PodPart = tuple[str, int, tuple[str, ...], "str | None", list[tuple[int, str, str, str]], int, int, bool]
+_Part = tuple[int, int, bool, int, list[str], str, int, "str | None", "str | None", "str | None", list[_PodPart]]
 
 
 def _scan_part(path: str, start: int, end: int, block_size: int, export: bool = False) -> _Part:
     report = LogReport()
-    with open(path, "rb") as stream:
+    pods = _Pods(report.pods)
+    if start:
+        pods.kept_first = _BEFORE_ANY_POD  # the pod of the part before: whether its record lasts is the join's
+    with open(path, "rb") as stream, _collector_paused():
         stream.seek(start)
-        blocks = _text_blocks(_chunks(stream, block_size, end - start), export, report.notes)
-        last_pod = _scan_blocks(blocks, report, _BEFORE_ANY_POD if start else "", None, None)
-    pods = [(log.pod, log.count, tuple(log.claims), log.reason,
-             [(line.number, line.caller, line.message, line.detail) for line in log.recent])
-            for log in report.pods.values()]
-    return report.scanned, report.kept, report.per_device_lines, report.panics, report.notes, last_pod, pods
+        blocks, errors = _text_blocks(_chunks(stream, block_size, end - start), export, report.notes)
+        last_pod = _scan_blocks(blocks, errors, report, pods, _BEFORE_ANY_POD if start else "", None, None)
+        records = [(log.pod, log.count, tuple(log.claims), log.reason,
+                    [(number, *_shown(shown)) for number, shown in log.read], log.first, log.last, log.whole)
+                   for log in report.pods.values()]
+    return (report.scanned, report.kept, report.per_device_lines, report.panics, report.notes, last_pod,
+            pods.changes, pods.first_pod, pods.first_other, pods.last_pod, records)
 
 
-def _joined(parts: list[_Part]) -> LogReport:
+def _joined(parts: Iterable[_Part]) -> LogReport:
+    """The parts' reports as one, as scan() reads the whole file: line numbers run on, a part's lines before it
+    names a pod go to the pod the part before ended with, and a record lasts as _Pods decides in one pass. A part
+    counts its changes of pod from its own first line; here they become the file's (its first is none if its first
+    line's pod is the last line's before it, and the change to its first named pod is none if that is the pod its
+    first lines went to), and a record of the parts before goes on with the part's record of its pod if the part
+    kept every line of it and fewer than MAX_PODS changes came between, else it is dropped."""
     report = LogReport()
+    logs = report.pods
+    changes, last_line_pod = 0, None  # the file's changes of pod so far and the last DRA line's pod
     current_pod = ""
-    for scanned, kept, per_device_lines, panics, notes, last_pod, pods in parts:
+    for (scanned, kept, per_device_lines, panics, notes, last_pod, part_changes, first_pod, first_other,
+         part_last_pod, records) in parts:
         before = report.scanned
-        for name, count, claims, reason, recent in pods:
-            if name == _BEFORE_ANY_POD:
-                name = current_pod or "(no pod named)"
-            log = report.pods.get(name)
+        went_to = current_pod or "(no pod named)"  # where the part's lines before it names a pod go
+
+        def named(pod: str | None, went_to: str = went_to) -> str | None:
+            return went_to if pod == _BEFORE_ANY_POD else pod
+
+        shift = changes - (first_pod is not None and named(first_pod) == last_line_pod)
+        named_shift = shift - (first_pod == _BEFORE_ANY_POD and first_other == went_to)
+        for pod, count, claims, reason, recent, first, last, whole in records:
+            at = shift if pod == _BEFORE_ANY_POD else named_shift
+            pod = named(pod) or pod
+            log = logs.get(pod)
+            if log is not None and not (whole and at + first - log.last < MAX_PODS):
+                del logs[pod]
+                log = None
             if log is None:
-                log = report.pods[name] = PodLog(name)
+                log = logs[pod] = PodLog(pod)
             log.count += count
-            log.claims.update(claims)
+            if claims:
+                log.add_claims(claims)
             log.reason = reason or log.reason
-            log.recent.extend(KeptLine(number + before, caller, message, detail)
-                              for number, caller, message, detail in recent)
+            log.recent = [*log.recent, *(KeptLine(number + before, caller, message, detail)
+                                         for number, caller, message, detail in recent)][-TAIL:]
+            log.last = at + last
+        end = (named_shift if first_other is not None else shift) + part_changes
+        if end > changes:  # a record the part did not go on with lasts MAX_PODS changes
+            for pod in [pod for pod, log in logs.items() if end - log.last >= MAX_PODS]:
+                del logs[pod]
+        changes, last_line_pod = end, named(part_last_pod) if part_last_pod is not None else last_line_pod
         current_pod = current_pod if last_pod == _BEFORE_ANY_POD else last_pod
         report.scanned += scanned
         report.kept += kept
         report.per_device_lines |= per_device_lines
         report.panics += panics
         report.notes += [note for note in notes if note not in report.notes]
+    report.note_dropped()
     return report
 
 
-def _scan_blocks(blocks: Iterable[str], report: LogReport, current_pod: str, only_pod: str | None,
-                 on_line: Callable[[KeptLine], None] | None) -> str:
-    """Add the DRA lines of `blocks` to `report`; the pod being scheduled at the end."""
-    readings: dict[str, _Reading | None] = {}
+def _mostly(dra_lines: int, lines: int) -> bool:
+    """Whether a block was mostly DRA lines, so that the next is read line by line (_scan_blocks)."""
+    return dra_lines * 2 > lines
+
+
+def _scan_blocks(blocks: Iterable[bytes], errors: str, report: LogReport, pods: _Pods, current_pod: str,
+                 only_pod: str | None, on_line: Callable[[KeptLine], None] | None) -> str:
+    """Add the DRA lines of `blocks` to `report` and `pods`; the pod being scheduled at the end. A block is read in
+    the runs of candidate lines RE2 finds, or, after a block of mostly DRA lines (an allocator's at V(7), where RE2
+    takes longer than the lines' own check), line by line, as one run whose lines that are no candidates stand
+    aside (`aside`) as the lines between runs do."""
+    readings: dict[str, _Reading] = {}
     number = report.scanned
+    kept, panics, per_device_lines = report.kept, report.panics, report.per_device_lines
+    log_pod: str | None = None  # the pod of the last DRA line, and its record (the first DRA line's to come)
+    log = PodLog("")
+    dense = False
     for block in blocks:
-        position = 0  # where the text not yet looked at starts: the end of the last candidate line
-        for start in _candidates(block):
-            end = block.find("\n", start)
-            number += block.count("\n", position, start)
-            text = block[start:end].rstrip("\r")
-            # a line without its header (prefix, level, date, time, thread) is the same text at every retry of a
-            # pod: klog at the start of the line is the common case, cut without a regular expression; JSON carries
-            # its time inside, so each JSON line is read
-            if text[:1] in "IWEF" and text[1:2].isdigit() and (bracket := text.find("] ")) > 0:
-                key: str | None = text[text.rfind(" ", 0, bracket) + 1:]
-            elif text.lstrip()[:1] == "{":
-                key = None
-            else:
-                located = _locate(text)
-                key = located.key if located is not None else ""
-            if key is None:
-                reading = _Reading.of(text)
-            elif key in readings:
-                reading = readings[key]
-            else:
-                if len(readings) >= CACHED_TEXTS:
-                    readings.clear()
-                reading = readings[key] = _Reading.of(text) if key else None
-            if reading is not None and reading.pod:
-                current_pod = reading.pod
-            else:
-                current_pod = _pod_named_between(block, position, end) or current_pod
+        first = number
+        position = 0  # where the bytes not yet looked at start: the end of the last run of candidate lines
+        aside: list[str] = []  # in a dense block, the lines since the last candidate line that may name a pod
+        for start, end in [(0, len(block))] if dense else (run.span() for run in _CANDIDATE_RUNS.finditer(block)):
+            number += block.count(b"\n", position, start)
+            between = position  # the lines before the run since the last candidate line, for its first line
+            run_text = block[start:end - 1].decode("utf-8", errors)
+            lines = run_text.split("\n")
+            for text in lines if "\r" not in run_text else [line.rstrip("\r") for line in lines]:
+                number += 1
+                if dense:
+                    for fragment in _CANDIDATE_FRAGMENTS:
+                        if fragment in text:
+                            break
+                    else:
+                        if "pod" in text:
+                            aside.append(text)
+                        continue
+                # a line without its header (prefix, level, date, time, thread) is the same text at every retry
+                # of a pod: klog at the start of the line is the common case, cut without a regular expression;
+                # JSON carries its time inside, so each JSON line is read
+                if text[:1] in "IWEF" and text[1:2].isdigit() and (bracket := text.find("] ")) > 0:
+                    key = text[text.rfind(" ", 0, bracket) + 1:]
+                    reading = readings.get(key, _UNREAD)
+                    if reading is _UNREAD:
+                        if len(readings) >= CACHED_TEXTS:
+                            readings.clear()
+                        reading = readings[key] = _Reading.of(text) or _NOTHING
+                elif text.lstrip()[:1] == "{":
+                    reading = _Reading.of(text) or _NOTHING
+                else:
+                    located = _locate(text)
+                    if located is None:
+                        reading = _NOTHING
+                    else:
+                        key = located.key
+                        reading = readings.get(key, _UNREAD)
+                        if reading is _UNREAD:
+                            if len(readings) >= CACHED_TEXTS:
+                                readings.clear()
+                            reading = readings[key] = _Reading.of(text) or _NOTHING
+                dra, pod, claims, outcome, per_device, panic, shown = reading
+                if pod:
+                    current_pod = pod
+                else:  # the pod of the last line that names one, up to this one
+                    current_pod = ((_pod_named(text) if "pod" in text else "")
+                                   or (_pod_named_between(block, between, start, errors) if between >= 0 else "")
+                                   or _last_pod_named(aside) or current_pod)
+                between = -1
+                if aside:
+                    aside.clear()
+                if not dra:
+                    continue
+                pod = pod or current_pod
+                if only_pod is not None and pod != only_pod:
+                    continue
+                kept += 1
+                if per_device:
+                    per_device_lines = True
+                if panic:
+                    panics += 1
+                if pod != log_pod:
+                    log_pod, log = pod, pods.log(pod or "(no pod named)")
+                log.count += 1  # PodLog.add, here for the millions of lines
+                if claims:
+                    log.add_claims(claims)
+                if outcome:
+                    log.reason = outcome
+                read = log.read
+                read.append((number, shown))
+                if len(read) > TAIL:
+                    del read[0]
+                if on_line is not None:
+                    on_line(KeptLine(number, *_shown(shown)))
             position = end
-            if reading is None or not reading.dra:
-                continue
-            pod = reading.pod or current_pod
-            if only_pod is not None and pod != only_pod:
-                continue
-            report.kept += 1
-            report.per_device_lines |= reading.per_device
-            report.panics += reading.panic
-            pod = pod or "(no pod named)"
-            if pod not in report.pods:
-                report.pods[pod] = PodLog(pod)
-            kept = report.pods[pod].add(number + 1, reading)
-            if on_line is not None:
-                on_line(kept)
-        current_pod = _pod_named_between(block, position, len(block)) or current_pod
-        number += block.count("\n", position)
-        report.scanned = number
+        number += block.count(b"\n", position)
+        current_pod = (_pod_named_between(block, position, len(block), errors) or _last_pod_named(aside)
+                       or current_pod)
+        dense = _mostly(kept - report.kept, number - first)
+        report.scanned, report.kept, report.panics, report.per_device_lines = number, kept, panics, per_device_lines
     return current_pod

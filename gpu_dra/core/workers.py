@@ -1,0 +1,34 @@
+"""Worker processes that end with the run: how `gpu-dra logs` and `gpu-dra check --jobs` start and stop the
+processes they fork, so that Ctrl-C and SIGTERM end the whole run at once, with one message and no worker left."""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+from collections.abc import Iterator
+
+_ENDING = {signal.SIGINT, signal.SIGTERM}
+
+
+@contextlib.contextmanager
+def signals_held() -> Iterator[None]:
+    """Ctrl-C and SIGTERM wait while workers start or stop: a worker forked meanwhile starts with them held, so that
+    it does not run the parent's handlers before it has its own (`leave_signals_to_the_parent`); a signal ends
+    gpu-dra through its exit handlers, and multiprocessing's (Lib/multiprocessing/util.py _exit_function) terminate
+    the daemonic workers and wait for them, which they can do only once a worker has started and before it stops."""
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, _ENDING)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
+
+def leave_signals_to_the_parent() -> None:
+    """In a worker: Ctrl-C is left to the parent, which stops the workers (one message, exit 130, no worker
+    tracebacks). SIGTERM ends a worker at once, silently, as by default: it is how the parent and its exit handlers
+    stop the workers (`Process.terminate()`; a worker ignoring it would leave them waiting), and a handler inherited
+    from the parent through fork would run the parent's exit handlers in the worker. A worker forked while the
+    parent held the signals (`signals_held`) starts with them held: a SIGTERM that came since ends it here."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _ENDING)
