@@ -22,12 +22,15 @@ from gpu_dra.cli.check import Verdict, as_sarif, check_stack, pack_config
 from gpu_dra.cli.offline import ProgramRun, Registration, run_program
 from gpu_dra.core import policy
 from gpu_dra.core.analysis.explain import Explainer
+from gpu_dra.core.checks.manifest_lint import lint_object, objects_in
+from gpu_dra.core.checks.target import Target
 from gpu_dra.core.config.loader import build_stack, load_stack, stack_values
 from gpu_dra.core.data import UNKNOWN
 from gpu_dra.core.facts.engine_shapes import Registered
 from gpu_dra.core.findings import ERROR, NOT_JUDGED, Finding
 from gpu_dra.core.policy import selectors as selector_rules
 from gpu_dra.core.render.manifests import ADMIN_ACCESS_LABEL
+from gpu_dra.core.yamlsource import parse_documents
 from gpu_dra.policypack import violation_message
 
 from .conftest import ROOT, STACKS, Project, named
@@ -239,6 +242,23 @@ def test_an_alpha_field_in_production_fails_two_rules() -> None:
     assert placed(found["dra-feature-gates"] + found["no-alpha-in-production"]) == [
         (rule, urn(resources, TEMPLATE), f"{REQUEST_AT}.capacity")
         for rule in ("dra-feature-gates", "no-alpha-in-production")]
+
+
+@pytest.mark.parametrize(("field", "value"), [(("spec", "extendedResourceName"), "nvidia.com/gpu-l40s"),
+                                              ((*REQUEST, "capacity"), {"requests": {"memory": "10Gi"}})],
+                         ids=["extendedResourceName on a class", "capacity in a template's request"])
+def test_a_field_whose_gate_is_off_is_worded_as_lint_words_it(field: tuple[str, ...], value: Any) -> None:
+    """One judgement of a gate that is off, two places it is shown: the pack names where its cluster's gates are
+    declared (the pack config), lint its own flag; the rest of the message is the same."""
+    target_name = CLASS if field[0] == "spec" and field[1] == "extendedResourceName" else TEMPLATE
+    resources = mutate(happy_resources("dev"), target_name, field, value)
+    found = run_rules(resources)["dra-feature-gates"]
+    obj = find(resources, target_name)
+    manifest = {"apiVersion": "resource.k8s.io/v1", "kind": obj.type.rsplit(":", 1)[1], **obj.inputs}
+    linted = [f.message for document in objects_in("x.yaml", parse_documents(json.dumps(manifest), "x.yaml"))
+              for f in lint_object(document, Target("1.34")) if f.rule == "feature-gate"]
+    assert [f.message for f in found] == linted and len(linted) == 1
+    assert "; EKS runs only the upstream defaults (no alpha gates), so the API server " in linted[0]
 
 
 def test_a_namespaces_uncapped_claims_are_reported_once_on_its_quota() -> None:

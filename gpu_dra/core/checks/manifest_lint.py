@@ -104,6 +104,23 @@ def gate_sites(parsed: DeviceClass | ResourceClaim | None) -> Iterator[tuple[Loc
             yield (*constraint.path, "distinctAttribute"), gates.DISTINCT_ATTRIBUTE
 
 
+def gates_off(parsed: DeviceClass | ResourceClaim | None, target: Target,
+              declared_in: str) -> Iterator[tuple[Loc, str]]:
+    """Every field of `parsed` whose gate the target cluster runs off, with what the API server then does, for lint
+    and the dra-feature-gates rule alike. `declared_in`: where this caller's user declares the gates a cluster
+    enables (lint's --feature-gates, the pack config's featureGates)."""
+    for path, guarded in gate_sites(parsed):
+        if target.enabled(guarded.gate):
+            continue
+        current = gates.state(guarded.gate, target.kubernetes_version)
+        stage = f"{current.stage} and off" if current else "not present"
+        where = ("EKS runs only the upstream defaults (no alpha gates)" if target.platform == "eks"
+                 else f"the cluster does not enable it ({declared_in})")
+        consequence = "silently drops" if guarded is gates.EXTENDED_RESOURCE else "rejects or drops"
+        yield path, (f"{guarded.what} needs the gate {guarded.gate}, {stage} in Kubernetes "
+                     f"{target.kubernetes_version}; {where}, so the API server {consequence} it")
+
+
 def _schema_findings(obj: ManifestObject, data: dict[str, Any], target: Target) -> list[Finding]:
     """The strict schema's verdict on `data`: the object, or the object with misplaced request fields moved."""
     try:
@@ -243,17 +260,9 @@ def lint_object(obj: ManifestObject, target: Target) -> list[Finding]:
         for lint in lint_selector(expression, context):
             fix = rewritten if lint.rule == "capacity-as-attribute" and rewritten != expression else lint.fix
             findings.append(lint.at(fix=fix, file=obj.file, line=line, object=obj.name, path=where))
-    for path, guarded in gate_sites(obj.parsed):
-        if not target.enabled(guarded.gate):
-            current = gates.state(guarded.gate, target.kubernetes_version)
-            stage = f"{current.stage} and off" if current else "not present"
-            where = ("EKS runs only the upstream defaults (no alpha gates)" if target.platform == "eks"
-                     else "the cluster does not enable it (--feature-gates)")
-            consequence = ("silently drops" if guarded is gates.EXTENDED_RESOURCE else "rejects or drops")
-            findings.append(Finding("feature-gate", ERROR,
-                                    f"{guarded.what} needs the gate {guarded.gate}, {stage} in Kubernetes "
-                                    f"{target.kubernetes_version}; {where}, so the API server {consequence} it",
-                                    file=obj.file, line=obj.line(path), object=obj.name, path=format_path(path)))
+    for path, message in gates_off(obj.parsed, target, "--feature-gates"):
+        findings.append(Finding("feature-gate", ERROR, message, file=obj.file, line=obj.line(path), object=obj.name,
+                                path=format_path(path)))
     return findings
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from gpu_dra.core.checks.manifest_lint import gate_sites
+from gpu_dra.core.checks.manifest_lint import gate_sites, gates_off
 from gpu_dra.core.config import nvidia_driver
 from gpu_dra.core.config.models import SharingStrategy
 from gpu_dra.core.dra.objects import ResourceClaim
@@ -18,15 +18,8 @@ from gpu_dra.core.yamlsource import format_path
 
 def dra_feature_gates(resource: Resource, context: Context) -> list[Finding]:
     obj, out = dra_object_of("dra-feature-gates", resource)
-    target = context.target
-    for path, guarded in gate_sites(obj):
-        if not target.enabled(guarded.gate):
-            state = gates.state(guarded.gate, target.kubernetes_version)
-            stage = f"{state.stage} and off by default" if state else "not present"
-            where = ("EKS runs only upstream defaults" if target.platform == "eks"
-                     else "the cluster does not declare it (pack config featureGates)")
-            out.append(error("dra-feature-gates", f"{guarded.what} needs {guarded.gate}, {stage} in Kubernetes "
-                             f"{target.kubernetes_version}; {where}", resource, format_path(path)))
+    for path, message in gates_off(obj, context.target, "the pack config's featureGates"):
+        out.append(error("dra-feature-gates", message, resource, format_path(path)))
     return out
 
 
