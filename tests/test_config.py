@@ -14,6 +14,7 @@ from gpu_dra.core.config.loader import load_stack
 from gpu_dra.core.config.models import Environment, SupportType
 from gpu_dra.core.facts.gates import DEFAULT_KUBERNETES_VERSION
 from gpu_dra.core.findings import ConfigError, Finding
+from gpu_dra.core.yamlsource import read_yaml
 
 from .conftest import ROOT, STACKS, Project, named
 
@@ -369,7 +370,7 @@ REVIEW_MISTAKES = [
     ("label-key-ending-in-newline", "stacks/teams/training.yaml", ["namespace", "labels", "team\n"], "training",
      "'team\\n' is not a qualified name"),
     ("annotation-key-not-a-qualified-name", "stacks/teams/training.yaml", ["namespace", "annotations"],
-     {"owner:": "training"}, "namespace.annotations: 'owner:' is not a qualified name"),
+     {"owner:": "training"}, ": 'owner:' is not a qualified name"),
     ("annotations-over-256KiB", "stacks/teams/training.yaml", ["namespace", "annotations"],
      {"notes": "x" * 262_140},
      "annotations take 262,145 bytes in all; the API server allows at most 262,144 (256 KiB)"),
@@ -403,10 +404,26 @@ REVIEW_MISTAKES = [
 @pytest.mark.parametrize("file,path,value,expected", [m[1:] for m in REVIEW_MISTAKES],
                          ids=[m[0] for m in REVIEW_MISTAKES])
 def test_cross_file_mistake_is_named(project: Project, file: str, path: list[Any], value: Any, expected: str) -> None:
+    """A mistake reported on the file and line a user edits: the key set, in the stack or team file it is in."""
     project.edit(file, _set(path, value))
     stack = file.split(".")[1] if file.startswith("stacks/Pulumi.") else "prod"
-    problems = _problems(project, stack)
-    assert any(expected in p for p in problems), problems
+    problems = [p for p in _problems_of(project, stack)
+                if expected in (f"{p.file}: {p.path}: {p.message}" if p.path else f"{p.file}: {p.message}")]
+    located = read_yaml(project.root / file, file)
+    lines = {located.line(tuple(path))}  # the key set, or one of the keys of the mapping it was set to
+    lines |= {located.line((*path, key)) for key in value} if isinstance(value, dict) else set()
+    assert None not in lines and len(problems) == 1 and problems[0].file == file and problems[0].line in lines, (
+        problems, lines)
+
+
+def test_every_refused_label_is_named_on_its_own_line(project: Project) -> None:
+    """Two labels the API server refuses, and a key with dots: each named on its key's line, in one run."""
+    labels = {"team": "x" * 70, "example.com/owner": "ok", "cost-center": "cc 1120"}
+    project.edit("stacks/teams/training.yaml", _set(["namespace", "labels"], labels))
+    located = read_yaml(project.root / "stacks/teams/training.yaml", "training.yaml")
+    found = [(p.path, p.line) for p in _problems_of(project, "prod")]
+    assert found == [("namespace.labels.team", located.line(("namespace", "labels", "team"))),
+                     ("namespace.labels.cost-center", located.line(("namespace", "labels", "cost-center")))]
 
 
 def test_json_kubeconfig_from_the_engine_is_kept_as_text() -> None:

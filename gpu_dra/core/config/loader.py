@@ -148,7 +148,9 @@ def _problems_from_validation(error: ValidationError, model: type[BaseModel], ra
         ctx = err.get("ctx") or {}
         kind = err["type"]
         if kind == "gpu_dra_field":
-            loc = loc + tuple(int(part) if part.isdigit() else part for part in ctx["field"].split("."))
+            field = ctx["field"]
+            loc = loc + (tuple(field) if isinstance(field, tuple | list)
+                         else tuple(int(part) if part.isdigit() else part for part in field.split(".")))
             message = ctx["message"]
         elif kind == "extra_forbidden":
             parent = _model_at(model, loc[:-1])

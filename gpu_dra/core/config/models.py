@@ -9,6 +9,7 @@ from __future__ import annotations
 import difflib
 import ipaddress
 import re
+from collections.abc import Sequence
 from enum import StrEnum
 from typing import Annotated, Any, Literal, cast
 
@@ -49,13 +50,14 @@ _QUALIFIED_NAME = re.compile(r"(?=[^/]{1,63}/)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a
                              r"/[A-Za-z_][A-Za-z0-9_]{0,31}")
 
 
-def field_error(field: str, message: str) -> PydanticCustomError:
+def field_error(field: str | tuple[str, ...], message: str) -> PydanticCustomError:
     """An error on one field of a model, raised from a model validator; the loader appends `field` (a dotted path
-    below the model, list indexes as numbers: requests.0.adminAccess) to the path."""
+    below the model, list indexes as numbers: requests.0.adminAccess; or the keys themselves, for keys that hold
+    dots, such as a label's) to the path."""
     return PydanticCustomError("gpu_dra_field", "{message}", {"field": field, "message": message})
 
 
-def raise_field_errors(model: str, found: list[tuple[str, str]]) -> None:
+def raise_field_errors(model: str, found: Sequence[tuple[str | tuple[str, ...], str]]) -> None:
     """Raise every (field, message) a model validator found at once, so one run reports them all."""
     if found:
         raise ValidationError.from_exception_data(model, [
@@ -847,13 +849,16 @@ class Namespace(Model):
     labels: dict[str, str] = Field(default_factory=dict)
     annotations: dict[str, str] = Field(default_factory=dict)
 
-    @field_validator("labels", "annotations")
-    @classmethod
-    def _as_the_api_server(cls, values: dict[str, str], info: ValidationInfo) -> dict[str, str]:
-        check = metadata.label_problems if info.field_name == "labels" else metadata.annotation_problems
-        if problems := check(values):
-            raise ValueError(problems[0][1])
-        return values
+    @model_validator(mode="after")
+    def _as_the_api_server(self) -> Namespace:
+        """Every label and annotation the API server refuses, each on its own key (the annotations' total size on
+        `annotations`)."""
+        found: list[tuple[str | tuple[str, ...], str]] = [
+            (("labels", key), problem) for key, problem in metadata.label_problems(self.labels)]
+        found += [(("annotations", key) if key else "annotations", problem)
+                  for key, problem in metadata.annotation_problems(self.annotations)]
+        raise_field_errors("Namespace", found)
+        return self
 
 
 class Team(Model):
