@@ -434,7 +434,7 @@ class Explainer:
             return report
         report.reason = self._unallocatable_reason(matched, fleet, busy, only)
         if claim.constraints and all(r.matching for r in report.requests):
-            loose = _Matched(replace(claim, constraints=()), report, matched.choices, ())
+            loose = _Matched(replace(matched.claim, constraints=()), report, matched.choices, ())
             unconstrained = self._verdict([loose], fleet, busy, only)
             if unconstrained.nodes:
                 report.reason = _constraint_reason(list(claim.constraints), report.requests, unconstrained.nodes[0])
@@ -449,6 +449,7 @@ class Explainer:
             report.errors.append(Finding(INVALID_CLAIM, ERROR, claim.problem, object=claim.name))
             report.reason = claim.problem
             return report, None
+        claim = _as_stored(claim, self.features)  # what the scheduler reads, from the match on
         held = self._busy(in_use, {claim.name})  # its own devices are not busy
         choices_by_request: list[list[tuple[DeviceChoice, Any]]] = []
         for request in claim.requests:
@@ -540,7 +541,7 @@ class Explainer:
         """allocate_claims for these claims together on every node they may fit (in name order), each distinct
         node (as the allocator sees it) once. An error on any node fails them, as a Filter error fails the pod; a
         node whose search is stopped is not decided, and the others still are."""
-        claims = [_as_stored(m.claim, self.features) for m in matched]
+        claims = [m.claim for m in matched]  # as stored (match)
         allocated, frozen = busy.allocated, busy.frozen
         looks = fleet.looks(matched, frozen)
         shapes = tuple(_claim_shape(claim, m) for claim, m in zip(claims, matched, strict=True))
@@ -644,7 +645,9 @@ class Explainer:
         # same devices in use) share it.
         labels = tuple(r.name for r in matched.report.requests)
         key = (id(fleet), id(busy), None if only is None else frozenset(only), labels,
-               tuple(tuple(choices) for choices in matched.choices), bool(matched.claim.constraints))
+               # as text: a choice may hold a dict (its capacity requests), and its paths in the file do not matter
+               repr(tuple(tuple((replace(choice, path=(), selector_paths=()), devices) for choice, devices in choices)
+                          for choices in matched.choices)), bool(matched.claim.constraints))
         cached = self._reasons.get(key)
         if cached is None or cached[0] is not fleet or cached[1] is not busy:
             cached = self._reasons[key] = (fleet, busy, self._node_reason(matched, fleet, busy, only))
