@@ -76,7 +76,7 @@ TEMPLATE = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
     (("metadata", "name"), "one-gpu\n", "metadata.name", "'one-gpu\\n' must be a DNS subdomain"),
     (("metadata", "namespace"), "ml\n", "metadata.namespace", "'ml\\n' must be a DNS label"),
     (("metadata", "labels"), {"team": "ml\n"}, "metadata.labels.team", "team: 'ml\\n' is not a label value"),
-    (("metadata", "annotations"), {"owner:": "ml"}, "metadata.annotations.owner:",
+    (("metadata", "annotations"), {"owner:": "ml"}, "metadata.annotations['owner:']",
      "'owner:' is not a qualified name"),
     (("spec", "spec", "devices", "requests", 0, "name"), "gpu\n", "spec.spec.devices.requests[0].name",
      "'gpu\\n' must be a DNS label"),
@@ -101,7 +101,7 @@ def test_lint_refuses_what_the_api_server_refuses(capsys: pytest.CaptureFixture[
     (lambda d: d["metadata"].update(labels={"app": "web\n"}), "metadata.labels.app: app: 'web\\n' is not a label "
                                                              "value"),
     (lambda d: d["spec"]["template"]["metadata"].update(annotations={"bad key": "x"}),
-     "spec.template.metadata.annotations.bad key: 'bad key' is not a qualified name"),
+     "spec.template.metadata.annotations['bad key']: 'bad key' is not a qualified name"),
     (lambda d: d["spec"]["template"]["metadata"].update(labels={"app": "web", "tier\n": "x"}),
      "spec.template.metadata.labels"),
 ])

@@ -96,6 +96,19 @@ STACK_MISTAKES = [
     ("forged-allocation-label", ["gpu-dra:nodeGroups", 2, "labels"], {"gpu-dra.io/allocation": "dra"},
      "gpu-dra:nodeGroups[2].labels: gpu-dra.io/allocation: gpu-dra.io/ labels are gpu-dra's own (set from "
      "allocationMode and the group's name, and they decide which GPU plugin serves the nodes); remove it"),
+    ("reserved-label-prefix", ["gpu-dra:nodeGroups", 0, "labels"], {"node-role.kubernetes.io/gpu": "true"},
+     "gpu-dra:nodeGroups[0].labels['node-role.kubernetes.io/gpu']: node-role.kubernetes.io/gpu: EKS refuses it on a "
+     "managed node group (\"Label cannot contain reserved prefixes [kubernetes.io/, k8s.io/, eks.amazonaws.com/]\": "
+     "it contains kubernetes.io/); use a label of your own domain"),
+    ("eks-label-prefix", ["gpu-dra:nodeGroups", 0, "labels"], {"eks.amazonaws.com/compute-type": "gpu"},
+     "it contains eks.amazonaws.com/)"),
+    ("reserved-taint-prefix", ["gpu-dra:nodeGroups", 0, "taints"], [{"key": "k8s.io/gpu", "effect": "NoSchedule"}],
+     "gpu-dra:nodeGroups[0].taints[0].key: k8s.io/gpu: EKS refuses it on a managed node group (\"Taint cannot "
+     "contain reserved prefixes"),
+    ("label-key-not-a-qualified-name", ["gpu-dra:nodeGroups", 0, "labels"], {"team name": "ml"},
+     "gpu-dra:nodeGroups[0].labels['team name']: 'team name' is not a qualified name"),
+    ("taint-value-not-a-label-value", ["gpu-dra:nodeGroups", 0, "taints"], [{"key": "team", "value": "ml team"}],
+     "gpu-dra:nodeGroups[0].taints[0].value: team: 'ml team' is not a label value"),
     ("forged-node-group-label", ["gpu-dra:nodeGroups", 0, "labels"], {"gpu-dra.io/node-group": "l40s"},
      "gpu-dra:nodeGroups[0].labels: gpu-dra.io/node-group: gpu-dra.io/ labels are gpu-dra's own"),
     ("arm-ami-on-x86", ["gpu-dra:nodeGroups", 1, "amiType"], "AL2023_ARM_64_NVIDIA",
@@ -147,7 +160,7 @@ STACK_MISTAKES = [
     ("infinite-version", ["gpu-dra:cluster", "kubernetesVersion"], float("inf"),
      "gpu-dra:cluster.kubernetesVersion: inf is not a Kubernetes minor version such as \"1.34\""),
     ("key-with-brackets", ["gpu-dra:cluster", "tags[0]"], "x",
-     "gpu-dra:cluster.tags[0]: unknown key. Allowed: name, platform, kubernetesVersion"),
+     "gpu-dra:cluster['tags[0]']: unknown key. Allowed: name, platform, kubernetesVersion"),
 ]
 
 
@@ -181,8 +194,8 @@ TEAM_MISTAKES = [
      "quota.devices.gpu-h100: must be a whole number, not true/false"),
     ("number-as-text", ["description"], 12, "description: must be a string; quote it: \"12\""),
     ("list-as-text", ["description"], ["a"], "description: must be a string"),
-    ("top-key-with-parenthesis", ["owner(s)"], "ml", "stacks/teams/training.yaml: owner(s): unknown key. Allowed: "),
-    ("top-key-with-brackets", ["claimTemplates[0]"], [], "stacks/teams/training.yaml: claimTemplates[0]: unknown key"),
+    ("top-key-with-parenthesis", ["owner(s)"], "ml", "stacks/teams/training.yaml: ['owner(s)']: unknown key. Allowed: "),
+    ("top-key-with-brackets", ["claimTemplates[0]"], [], "stacks/teams/training.yaml: ['claimTemplates[0]']: unknown key"),
 ]
 
 

@@ -52,6 +52,13 @@ class Located:
         return None
 
 
+# Keys shown as they are in a path (a Pulumi config key's namespace:name too); any other is quoted in brackets, so
+# that a key holding a dot, a space, a bracket or a newline reads as one key (labels['example.com/team'],
+# labels['team name']). A first key may hold dots and slashes.
+_PLAIN_KEY = re.compile(r"[A-Za-z0-9_-]+(:[A-Za-z0-9_-]+)?")
+_PLAIN_FIRST_KEY = re.compile(r"[A-Za-z0-9_./-]+(:[A-Za-z0-9_-]+)?")
+
+
 def format_path(loc: Loc) -> str:
     out = ""
     for part in loc:
@@ -59,10 +66,10 @@ def format_path(loc: Loc) -> str:
             out += f"[{part}]"
         elif not isinstance(part, str):  # a YAML key that is not text: null, 1.5
             out += f"[{part!r}]"
-        elif "." in part or "/" in part:
-            out += f"[{part!r}]" if out else part
+        elif out:
+            out += f".{part}" if _PLAIN_KEY.fullmatch(part) else f"[{part!r}]"
         else:
-            out += f".{part}" if out else part
+            out += part if _PLAIN_FIRST_KEY.fullmatch(part) else f"[{part!r}]"
     return out
 
 

@@ -31,7 +31,12 @@ from pydantic_core import CoreSchema, InitErrorDetails, PydanticCustomError
 from gpu_dra.core.dra import metadata
 from gpu_dra.core.dra.quantity import QuantityError, parse_quantity
 from gpu_dra.core.facts import gates
-from gpu_dra.core.facts.eks import EXTENDED_PRICE_PER_HOUR, STANDARD_PRICE_PER_HOUR
+from gpu_dra.core.facts.eks import (
+    EXTENDED_PRICE_PER_HOUR,
+    RESERVED_NODE_GROUP_KEY_PREFIXES,
+    STANDARD_PRICE_PER_HOUR,
+    reserved_key_prefix,
+)
 from gpu_dra.core.facts.gates import DEFAULT_KUBERNETES_VERSION
 from gpu_dra.core.facts.hardware import GPU_MODELS, INSTANCE_TYPES
 from gpu_dra.core.facts.nvidia import CHART_VERSION_PATTERN, DEFAULT_CHART_VERSION, DRIVER_NAME
@@ -513,6 +518,30 @@ DEVICE_PLUGIN_NODE_LABEL = ("gpu-dra.io/allocation", "device-plugin")
 GPU_DRA_LABEL_PREFIX = "gpu-dra.io/"
 
 
+def _node_group_key_problems(group: NodeGroup) -> list[tuple[str | tuple[str, ...], str]]:
+    """Labels and taints EKS or the API server would refuse, each on its own key: a key or value that is no
+    Kubernetes label key or value, a key with a prefix the EKS API reserves (its message, verbatim)."""
+    found: list[tuple[str | tuple[str, ...], str]] = []
+    for key, value in group.labels.items():
+        if problem := metadata.qualified_name_problem(key) or metadata.label_value_problem(key, value):
+            found.append((("labels", key), problem))
+        elif prefix := reserved_key_prefix(key):
+            found.append((("labels", key), f"{key}: EKS refuses it on a managed node group (\"Label cannot contain "
+                                           f"reserved prefixes [{', '.join(RESERVED_NODE_GROUP_KEY_PREFIXES)}]\": "
+                                           f"it contains {prefix}); use a label of your own domain"))
+    for index, taint in enumerate(group.taints):
+        if taint.value and (problem := metadata.label_value_problem(taint.key, taint.value)):
+            found.append((f"taints.{index}.value", problem))
+        if problem := metadata.qualified_name_problem(taint.key):
+            found.append((f"taints.{index}.key", problem))
+        elif prefix := reserved_key_prefix(taint.key):
+            found.append((f"taints.{index}.key", f"{taint.key}: EKS refuses it on a managed node group (\"Taint "
+                                                 "cannot contain reserved prefixes "
+                                                 f"[{', '.join(RESERVED_NODE_GROUP_KEY_PREFIXES)}]\": it contains "
+                                                 f"{prefix}); use a taint of your own domain"))
+    return found
+
+
 class NodeGroup(Model):
     """A GPU managed node group."""
 
@@ -535,7 +564,7 @@ class NodeGroup(Model):
 
     @model_validator(mode="after")
     def _consistent(self) -> NodeGroup:
-        found: list[tuple[str, str]] = []
+        found: list[tuple[str | tuple[str, ...], str]] = []
         types = [INSTANCE_TYPES[t] for t in self.instance_types]
         models = sorted({t.gpu.key for t in types})
         if len(models) > 1:
@@ -564,6 +593,7 @@ class NodeGroup(Model):
             found.append(("labels", f"{key}: {GPU_DRA_LABEL_PREFIX} labels are gpu-dra's own (set from allocationMode "
                                     "and the group's name, and they decide which GPU plugin serves the nodes); "
                                     "remove it"))
+        found += _node_group_key_problems(self)
         raise_field_errors("NodeGroup", found)
         return self
 

@@ -43,3 +43,16 @@ SUPPORT_CALENDAR: dict[str, SupportWindow] = {w.version: w for w in (
 # is past standard support (https://docs.aws.amazon.com/eks/latest/userguide/enable-extended-support.html).
 STANDARD_PRICE_PER_HOUR = "0.10"
 EXTENDED_PRICE_PER_HOUR = "0.60"
+
+
+# Label and taint key prefixes the EKS API refuses on a managed node group (CreateNodegroup, UpdateNodegroupConfig):
+# "Label cannot contain reserved prefixes [kubernetes.io/, k8s.io/, eks.amazonaws.com/]", and the same for taints
+# (the API's own error, quoted in aws/containers-roadmap#1451 and eksctl-io/eksctl#4006). "contain": a subdomain of
+# them, such as node-role.kubernetes.io/, is refused too (containers-roadmap#1451 asks for exactly that one).
+RESERVED_NODE_GROUP_KEY_PREFIXES = ("kubernetes.io/", "k8s.io/", "eks.amazonaws.com/")
+RESERVED_PREFIXES_SOURCE = "the EKS API (aws/containers-roadmap#1451, eksctl-io/eksctl#4006)"
+
+
+def reserved_key_prefix(key: str) -> str | None:
+    """The reserved prefix a managed node group's label or taint key contains, or None."""
+    return next((prefix for prefix in RESERVED_NODE_GROUP_KEY_PREFIXES if prefix in key), None)
