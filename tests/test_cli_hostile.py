@@ -94,6 +94,8 @@ def test_ctrl_c_ends_the_run_at_once_with_exit_130(verb: str, tmp_path: Path) ->
         result, took = _interrupted(args, delay)
         if result is None:
             continue  # this machine finished the run first
+        if result.returncode == -signal.SIGINT and delay < 0.5:
+            continue  # a busy machine had not started Python yet: the signal's default action, 130 to the shell
         delivered += 1
         assert "Traceback" not in result.stderr and "internal error" not in result.stderr, (delay, result.stderr)
         # Near its end a run may complete before the signal arrives; before 1 s it is still importing.
