@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import stat
 import subprocess
 import sys
@@ -44,9 +45,40 @@ def _run_check_step(project: Path, tmp_path: Path) -> subprocess.CompletedProces
                           capture_output=True, text=True, timeout=300)
 
 
+def _shims(tmp_path: Path) -> dict[str, str]:
+    """`gpu-dra` on PATH and in .venv/bin of the project (as the workflow's steps call it), and the environment."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    shim = bin_dir / "gpu-dra"
+    shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m gpu_dra.cli.main "$@"\n')
+    shim.chmod(shim.stat().st_mode | stat.S_IXUSR)
+    return {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "PYTHONPATH": str(ROOT)}
+
+
+def _run_step(job: str, step_id: str, project: Path, tmp_path: Path,
+              **env: str) -> subprocess.CompletedProcess[str]:
+    """A step's script under `bash -e` in `project`, with .venv/bin/python and .venv/bin/gpu-dra as Install makes
+    them, GITHUB_OUTPUT and GITHUB_STEP_SUMMARY files, and the step's own env with the values given."""
+    venv = project / ".venv" / "bin"
+    venv.mkdir(parents=True, exist_ok=True)
+    environment = _shims(tmp_path)
+    for name in ("python", "gpu-dra"):
+        if not (venv / name).exists():
+            (venv / name).symlink_to(sys.executable if name == "python" else tmp_path / "bin" / "gpu-dra")
+    step = _step(job, id=step_id)
+    declared = {name: "" for name in step.get("env", {})}  # ${{ vars.X }} unset reads as ""
+    environment |= {**declared, **env, "GITHUB_OUTPUT": str(tmp_path / "output"),
+                    "GITHUB_STEP_SUMMARY": str(tmp_path / "summary")}
+    return subprocess.run(["bash", "-e", "-c", step["run"]], cwd=project, env=environment, capture_output=True,
+                          text=True, timeout=300)
+
+
 def test_the_sarif_is_uploaded_whatever_the_check_exits() -> None:
     upload = _step("offline-check", uses="github/codeql-action/upload-sarif")
     assert upload["if"] == "always()"
+    # v3 is deprecated in December 2026; on a private repository without Code Security the upload is refused, and
+    # that must not turn the job red: the check step's exit decides
+    assert upload["uses"].endswith("@v4") and upload["continue-on-error"] is True
     assert upload["with"]["sarif_file"] == "gpu-dra.sarif"
     steps = _jobs()["offline-check"]["steps"]
     assert steps.index(upload) > steps.index(_step("offline-check", id="check"))
@@ -82,7 +114,7 @@ def test_the_engine_preview_runs_only_on_a_runner_inside_the_vpc() -> None:
     assert "github.event.pull_request.head.repo.full_name == github.repository" in preview["if"]  # no forks
     pulumi = _step("preview", uses="pulumi/actions")["with"]
     assert (pulumi["command"], pulumi["policyPacks"]) == ("preview", "build/policy-pack/")
-    assert pulumi["policyPackConfigs"] == "policies/config.${{ matrix.stack }}.json"
+    assert pulumi["policyPackConfigs"] == "build/config.${{ matrix.stack }}.json"  # written fresh (the stack step)
     assert any(s.get("run") == "make policy-pack" for s in preview["steps"])
     # Every other job runs on a GitHub-hosted runner and never calls Pulumi.
     for name, job in jobs.items():
@@ -100,3 +132,42 @@ def test_a_skipped_preview_says_why() -> None:
     script = skipped["steps"][0]["run"]
     assert script.count("::notice title=pulumi preview skipped::") == 2
     assert "private (prod's is)" in script and "publicAccessCidrs" in script
+
+
+def test_the_report_is_in_the_job_summary_where_sarif_cannot_go(project: Project, tmp_path: Path) -> None:
+    result = _run_step("offline-check", "check", project.root, tmp_path)
+    assert result.returncode == 0, result.stderr
+    summary = (tmp_path / "summary").read_text()
+    assert summary.startswith("### gpu-dra check\n```\n") and all(f"stack {s}: " in summary for s in STACKS)
+
+
+def test_a_stale_committed_pack_config_fails_the_offline_job(project: Project, tmp_path: Path) -> None:
+    shutil.copytree(ROOT / "policies", project.root / "policies")
+    assert _run_step("offline-check", "configs", project.root, tmp_path).returncode == 0  # as committed: current
+    project.edit_stack("staging", lambda config: config.update({"gpu-dra:environment": "prod"}))
+    result = _run_step("offline-check", "configs", project.root, tmp_path)
+    assert result.returncode == 1
+    assert ("::error::stale pack config(s): policies/config.staging.json; run 'make pack-config'"
+            in result.stdout), result.stdout
+
+
+def test_the_engine_run_reads_the_stacks_region_or_the_repositorys(project: Project, tmp_path: Path) -> None:
+    """An EKS stack's region is its own; an existing cluster's stack may name none (it used to end the step with a
+    KeyError), and then the repository variable AWS_REGION gives it, or the step says what to set."""
+    def outputs(stack: str, **env: str) -> subprocess.CompletedProcess[str]:
+        (tmp_path / "output").write_text("")
+        return _run_step("preview", "stack", project.root, tmp_path, STACK=stack, **env)
+
+    result = outputs("prod")
+    assert result.returncode == 0, result.stderr
+    region = yaml.safe_load((project.root / "stacks/Pulumi.prod.yaml").read_text())["config"]["gpu-dra:cluster"][
+        "region"]
+    assert (tmp_path / "output").read_text() == f"region={region}\n"
+    assert (project.root / "build/config.prod.json").read_text() == (ROOT / "policies/config.prod.json").read_text()
+    project.edit_stack("dev", lambda config: config.update({
+        "gpu-dra:cluster": {"name": "lab", "platform": "existing", "kubernetesVersion": "1.34"},
+        "gpu-dra:nodeGroups": [], "gpu-dra:kubeconfig": {"secure": "v1:c2VjcmV0"}}))  # as `pulumi config set --secret`
+    refused = outputs("dev")
+    assert refused.returncode == 1 and "::error file=stacks/Pulumi.dev.yaml::the stack names no " in refused.stdout
+    assert outputs("dev", DEFAULT_REGION="eu-west-1").returncode == 0
+    assert (tmp_path / "output").read_text() == "region=eu-west-1\n"
