@@ -282,12 +282,18 @@ def test_device_plugin_daemon_set_carries_its_placement() -> None:
     resources = view("prod")
     chart = one(resources, "kubernetes:helm.sh/v4:Chart", "nvidia-device-plugin")
     values = one(registered("prod"), chart.type, chart.name).inputs["values"]
-    plugin = one(children(resources, chart), "kubernetes:apps/v1:DaemonSet")
-    assert plugin.name == "nvidia-device-plugin:nvidia-dra-driver/nvidia-device-plugin"
+    plugin = one(children(resources, chart), "kubernetes:apps/v1:DaemonSet",
+                 "nvidia-device-plugin:nvidia-dra-driver/nvidia-device-plugin")
     expected = helm_merge(charts.DEVICE_PLUGIN_DEFAULTS, values)
     spec = pod_spec(plugin)
     for key in ("nodeSelector", "affinity", "tolerations"):
         assert spec[key] == expected[key] == values[key], key
+    # The MPS control daemon's DaemonSet, rendered with it (NVIDIA/k8s-device-plugin@v0.18.2 templates/
+    # daemonset-mps-control-daemon.yml:14-22, 206-219): only on nodes labelled mps.capable, else placed alike.
+    mps = pod_spec(one(children(resources, chart), "kubernetes:apps/v1:DaemonSet",
+                       "nvidia-device-plugin:nvidia-dra-driver/nvidia-device-plugin-mps-control-daemon"))
+    assert mps["nodeSelector"] == {"nvidia.com/mps.capable": "true", **values["nodeSelector"]}
+    assert (mps["affinity"], mps["tolerations"]) == (spec["affinity"], spec["tolerations"])
 
 
 def test_chart_defaults_match_the_charts_values_files() -> None:

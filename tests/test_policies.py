@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import random
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -46,6 +47,7 @@ from .policy_builders import (
     find,
     happy_resources,
     mutate,
+    pack_config_of,
     remove,
     resource,
     run_rules,
@@ -459,6 +461,23 @@ def test_a_plugin_with_gt_or_lt_affinity_is_placed_not_fatal(operator: str, valu
                                                              "affinity": _cuda_major_affinity(operator, value)})
     assert {rule: placed(found) for rule, found in run_rules(resources).items()} == ({"no-device-plugin-on-dra-nodes": [
         ("no-device-plugin-on-dra-nodes", urn(resources, "NodeGroup/gpu-prod-l40s"), "")]} if shared else {})
+
+
+def test_every_order_of_the_stack_finds_the_device_plugin_on_dra_nodes() -> None:
+    """The device plugin chart renders two DaemonSets named device-plugin (the MPS control daemon's runs only on
+    nodes labelled nvidia.com/mps.capable), and AnalyzeStack sends resources in no set order (the engine ranges over
+    a map): the rule judged whichever came first, and missed the overlap in half of the orders."""
+    resources = mutate(happy_resources(), PLUGIN_CHART, ("values",), {"nvidiaDriverRoot": "/"})
+    sent = engine(resources)
+    config = pack_config_of(resources)
+    names = {str(r.inputs.get("metadata", {}).get("name")) for r in sent if r.type.endswith(":DaemonSet")}
+    assert {"nvidia-device-plugin", "nvidia-device-plugin-mps-control-daemon"} <= names, names
+    expected = [("no-device-plugin-on-dra-nodes", urn(resources, "NodeGroup/gpu-prod-l40s"), "")]
+    for seed in range(12):
+        shuffled = random.Random(seed).sample(sent, len(sent))
+        found = [f for f in check.analyze(shuffled, config, "prod").findings
+                 if f.rule == "no-device-plugin-on-dra-nodes"]
+        assert placed(found) == expected, seed
 
 
 # ------------------------------------------------------------------------------------ the pack config

@@ -802,7 +802,10 @@ def _device_plugin_objects(version: str, values: Mapping[str, Any], release: str
                            namespace: str) -> list[dict[str, Any]]:
     """NVIDIA's device plugin chart: its DaemonSet (NVIDIA/k8s-device-plugin@v0.18.2 deployments/helm/
     nvidia-device-plugin/templates/daemonset-device-plugin.yml:15-45 and 262-273 for placement; _helpers.tpl:5-78 for
-    names and labels). gpu-feature-discovery and the MPS daemon are off by default and not modelled."""
+    names and labels) and the MPS control daemon's, rendered with it whenever the plugin is
+    (daemonset-mps-control-daemon.yml:14-22 and 206-219: its own name, nodeSelector nvidia.com/mps.capable=true
+    before the chart's, the same affinity and tolerations). gpu-feature-discovery is off by default and not
+    modelled."""
     if not _mapping(values.get("devicePlugin")).get("enabled", True):
         return []
     chart_name = "nvidia-device-plugin"
@@ -817,12 +820,17 @@ def _device_plugin_objects(version: str, values: Mapping[str, Any], release: str
     spec: dict[str, Any] = {}
     if values.get("priorityClassName"):
         spec["priorityClassName"] = values["priorityClassName"]
+    mps = {**spec, **_placement(values)}
+    mps["nodeSelector"] = {"nvidia.com/mps.capable": "true", **_mapping(values.get("nodeSelector"))}
     spec.update(_placement(values))
-    return [{"apiVersion": "apps/v1", "kind": "DaemonSet",
-             "metadata": {"name": fullname, "namespace": str(values.get("namespaceOverride") or namespace),
-                          "labels": labels},
-             "spec": {"selector": {"matchLabels": dict(template_labels)},
-                      "template": {"metadata": {"labels": dict(template_labels)}, "spec": spec}}}]
+
+    def daemon_set(name: str, pod: dict[str, Any]) -> dict[str, Any]:
+        return {"apiVersion": "apps/v1", "kind": "DaemonSet",
+                "metadata": {"name": name, "namespace": str(values.get("namespaceOverride") or namespace),
+                             "labels": copy.deepcopy(labels)},
+                "spec": {"selector": {"matchLabels": dict(template_labels)},
+                         "template": {"metadata": {"labels": dict(template_labels)}, "spec": pod}}}
+    return [daemon_set(fullname, spec), daemon_set(_helm_name(f"{fullname}-mps-control-daemon"), mps)]
 
 
 def engine_view(registered: Sequence[Registered], first_preview: bool = False) -> list[EngineResource]:

@@ -61,28 +61,29 @@ def _pod_placement(daemon_set: Resource) -> dict[str, Any]:
     return {key: pod[key] for key in ("nodeSelector", "affinity", "tolerations") if key in pod}
 
 
-def _plugin_placement(rule: str, resources: list[Resource], dra: bool
-                      ) -> tuple[dict[str, Any] | None, list[Finding]]:
-    """Pod placement of the DRA kubelet plugin (dra=True) or the device plugin, from the DaemonSet its chart renders;
-    None when that chart is not in the stack."""
+def _plugin_placements(rule: str, resources: list[Resource], dra: bool
+                       ) -> tuple[list[dict[str, Any]], list[Finding]]:
+    """Pod placement of every DaemonSet of the DRA kubelet plugin (dra=True) or of the device plugin (its MPS
+    control daemon's too), by name, whatever order the engine sends them in (AnalyzeStack's is unspecified); none
+    when that chart is not in the stack."""
     chart = next((r for r in resources if (r.is_dra_chart if dra else r.is_device_plugin_chart)), None)
     marker = "kubelet-plugin" if dra else "device-plugin"
-    for resource in resources:
-        if resource.type == DAEMON_SET_TYPE and marker in str(resource.metadata.get("name", resource.name)):
-            if resource.unknown:
-                return None, [not_judged(rule, resource, f"the {marker} DaemonSet", resource.unknown)]
-            return _pod_placement(resource), []
-    if chart is None:
-        return None, []
-    return None, [not_judged(rule, chart, f"the chart's {marker} DaemonSet is not rendered in this preview (its "
-                                          "Kubernetes provider is not configured yet)")]
+    daemon_sets = sorted((r for r in resources if r.type == DAEMON_SET_TYPE
+                          and marker in str(r.metadata.get("name", r.name))), key=lambda r: r.urn)
+    unknown = [not_judged(rule, r, f"the {marker} DaemonSet", r.unknown) for r in daemon_sets if r.unknown]
+    if unknown:
+        return [], unknown
+    if daemon_sets or chart is None:
+        return [_pod_placement(r) for r in daemon_sets], []
+    return [], [not_judged(rule, chart, f"the chart's {marker} DaemonSet is not rendered in this preview (its "
+                                        "Kubernetes provider is not configured yet)")]
 
 
 def no_device_plugin_on_dra_nodes(resources: list[Resource], context: Context) -> list[Finding]:
     rule = "no-device-plugin-on-dra-nodes"
     groups, unknown_groups = node_groups(resources)
-    dra_plugin, skipped = _plugin_placement(rule, resources, dra=True)
-    device_plugin, more = _plugin_placement(rule, resources, dra=False)
+    dra_plugins, skipped = _plugin_placements(rule, resources, dra=True)
+    device_plugins, more = _plugin_placements(rule, resources, dra=False)
     out = skipped + more + [not_judged(rule, r, "node group labels or taints", r.unknown) for r in unknown_groups]
     views = [charts.NodeGroupView(g.name, g.labels, g.taints) for g in groups]
     by_name: dict[str, Resource | None] = {g.name: g.resource for g in groups}
@@ -91,10 +92,12 @@ def no_device_plugin_on_dra_nodes(resources: list[Resource], context: Context) -
         views = [charts.NodeGroupView(str(p["name"]), {str(k): str(v) for k, v in (p.get("labels") or {}).items()},
                                       list(p.get("taints") or [])) for p in context.node_pools]
         by_name, kind = {view.name: None for view in views}, "node pool"
+    shared = {name for dra in dra_plugins for plugin in device_plugins
+              for name in charts.shared_gpu_nodes(views, dra, plugin)}
     return out + [error(rule, f"{kind} {name}: both NVIDIA's device plugin and the DRA kubelet plugin would run "
                         "there; each advertises every GPU, so pods would silently share them", by_name[name],
                         fix="keep each plugin's nodeSelector, affinity and tolerations to its own groups")
-                  for name in charts.shared_gpu_nodes(views, dra_plugin, device_plugin)]
+                  for name in sorted(shared, key=[v.name for v in views].index)]
 
 
 def dra_driver_chart_pinned(resource: Resource, context: Context) -> list[Finding]:
