@@ -550,7 +550,9 @@ class NodeGroup(Model):
     ami_type: AmiType = Field(default=AmiType.AL2023_x86_64_NVIDIA, description="An EKS NVIDIA AMI type")
     allocation_mode: AllocationMode = Field(
         default=AllocationMode.dra, description="dra, or device-plugin for legacy nodes kept during migration")
-    scaling: Scaling = Field(description="Node counts; min 0 lets an expensive group scale from zero")
+    scaling: Scaling = Field(description="Node counts. EKS keeps the group at desired: nothing gpu-dra "
+                                         "installs scales it (no autoscaler); desired 0 keeps an expensive "
+                                         "group at no nodes until you raise it")
     capacity_type: CapacityType = CapacityType.ON_DEMAND
     capacity_reservation_id: str | None = Field(default=None, pattern=r"^cr-[0-9a-f]+$")
     availability_zone: str | None = Field(default=None, description="Only this AZ's private subnet (newVpc stacks)")
