@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import datetime
 import json
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ import yaml
 
 from gpu_dra.core.config.loader import load_stack
 from gpu_dra.core.config.models import Environment, SupportType
+from gpu_dra.core.facts import eks
 from gpu_dra.core.facts.gates import DEFAULT_KUBERNETES_VERSION
 from gpu_dra.core.findings import ConfigError, Finding
 from gpu_dra.core.yamlsource import read_yaml
@@ -194,8 +196,10 @@ TEAM_MISTAKES = [
      "quota.devices.gpu-h100: must be a whole number, not true/false"),
     ("number-as-text", ["description"], 12, "description: must be a string; quote it: \"12\""),
     ("list-as-text", ["description"], ["a"], "description: must be a string"),
-    ("top-key-with-parenthesis", ["owner(s)"], "ml", "stacks/teams/training.yaml: ['owner(s)']: unknown key. Allowed: "),
-    ("top-key-with-brackets", ["claimTemplates[0]"], [], "stacks/teams/training.yaml: ['claimTemplates[0]']: unknown key"),
+    ("top-key-with-parenthesis", ["owner(s)"], "ml",
+     "stacks/teams/training.yaml: ['owner(s)']: unknown key. Allowed: "),
+    ("top-key-with-brackets", ["claimTemplates[0]"], [],
+     "stacks/teams/training.yaml: ['claimTemplates[0]']: unknown key"),
 ]
 
 
@@ -437,6 +441,31 @@ def test_every_refused_label_is_named_on_its_own_line(project: Project) -> None:
     found = [(p.path, p.line) for p in _problems_of(project, "prod")]
     assert found == [("namespace.labels.team", located.line(("namespace", "labels", "team"))),
                      ("namespace.labels.cost-center", located.line(("namespace", "labels", "cost-center")))]
+
+
+@pytest.mark.parametrize(("today", "policy", "refused"), [
+    (datetime.date(2026, 12, 1), "STANDARD", False),  # the last day of 1.34's standard support
+    (datetime.date(2026, 12, 2), "STANDARD", True),  # EKS upgrades a STANDARD cluster itself from this day
+    (datetime.date(2026, 12, 2), "EXTENDED", False),  # stays, billed as extended support (the rule says so)
+])
+def test_a_version_past_standard_support_needs_extended_support_or_an_upgrade(
+        project: Project, monkeypatch: pytest.MonkeyPatch, today: datetime.date, policy: str, refused: bool) -> None:
+    """Judged by the day it runs, never a constant: 1.34 left EKS standard support on 2026-12-02."""
+    monkeypatch.setattr(eks, "today", lambda: today)
+    project.edit_stack("dev", lambda config: config["gpu-dra:cluster"].update(kubernetesVersion="1.34",
+                                                                                upgradePolicy=policy))
+    if not refused:
+        load_stack(project.root, "dev")
+        return
+    [problem] = _problems_of(project, "dev")
+    located = read_yaml(project.root / "stacks/Pulumi.dev.yaml", "dev")
+    assert (problem.path, problem.line) == ("gpu-dra:cluster.kubernetesVersion", located.line(
+        ("config", "gpu-dra:cluster", "kubernetesVersion")))
+    assert problem.message == (
+        "1.34 left EKS standard support on 2026-12-02, and with upgradePolicy STANDARD EKS upgrades the control plane "
+        "to 1.35 itself: this stack would then name an older version than the cluster runs, which EKS cannot go "
+        "back to. Raise kubernetesVersion to 1.35, or set upgradePolicy: EXTENDED to stay on 1.34 until "
+        "2027-12-02, billed $0.60 instead of $0.10 per cluster-hour, which the cluster cannot leave but by upgrading")
 
 
 def test_json_kubeconfig_from_the_engine_is_kept_as_text() -> None:

@@ -714,7 +714,8 @@ def test_unprotected_gpu_group_in_prod_fails_eks_hardening() -> None:
     ("2027-03-24", "ends on 2027-03-27, in 3 days"),
     ("2027-03-26", "ends on 2027-03-27, in 1 day"),
     ("2027-03-27", "ends today (2027-03-27)"),
-    ("2027-03-28", "ended on 2027-03-27 (extended support costs more)"),
+    ("2027-03-28", "ended on 2027-03-27: the cluster is in extended support, billed $0.60 instead of $0.10 per "
+                   "cluster-hour, which it cannot leave but by upgrading"),
 ])
 def test_kubernetes_version_support_window(today: str, expected: str | None) -> None:
     found = pack_findings(program(ROOT, "dev"), "dev", {"today": today})

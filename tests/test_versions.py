@@ -48,7 +48,8 @@ def test_the_rule_follows_each_row_of_the_calendar(version: str) -> None:
         f"EKS standard support for Kubernetes {version} ends on {end}, in 90 days"]
     assert _supported_messages(version, end) == [f"EKS standard support for Kubernetes {version} ends today ({end})"]
     assert _supported_messages(version, last) == [
-        f"EKS standard support for Kubernetes {version} ended on {end} (extended support costs more)"]
+        f"EKS standard support for Kubernetes {version} ended on {end}: the cluster is in extended support, billed "
+        "$0.60 instead of $0.10 per cluster-hour, which it cannot leave but by upgrading"]
     assert _supported_messages(version, last + DAY) == [
         f"EKS support for Kubernetes {version} ended on {last}, extended support included: EKS may upgrade the "
         "control plane at any time"]

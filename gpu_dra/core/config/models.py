@@ -30,7 +30,7 @@ from pydantic_core import CoreSchema, InitErrorDetails, PydanticCustomError
 
 from gpu_dra.core.dra import metadata
 from gpu_dra.core.dra.quantity import QuantityError, parse_quantity
-from gpu_dra.core.facts import gates
+from gpu_dra.core.facts import eks, gates
 from gpu_dra.core.facts.eks import (
     EXTENDED_PRICE_PER_HOUR,
     RESERVED_NODE_GROUP_KEY_PREFIXES,
@@ -444,6 +444,24 @@ class Cluster(Model):
         if info.data.get("platform") is Platform.existing and value != []:
             raise ValueError(_EKS_ONLY[str(info.field_name)])
         return value
+
+    @model_validator(mode="after")
+    def _within_standard_support(self) -> Cluster:
+        """With upgradePolicy STANDARD, EKS upgrades a control plane whose version has left standard support to the
+        next one itself: the stack would name an older version than the cluster runs, and EKS does not downgrade.
+        Judged by today's date."""
+        window = eks.SUPPORT_CALENDAR.get(self.kubernetes_version)
+        if (self.platform is not Platform.eks or self.upgrade_policy is not SupportType.STANDARD or window is None
+                or eks.today() < window.standard_ends):
+            return self
+        following = f"1.{int(self.kubernetes_version.split('.')[1]) + 1}"
+        raise field_error("kubernetesVersion", (
+            f"{self.kubernetes_version} left EKS standard support on {window.standard_ends}, and with upgradePolicy "
+            f"STANDARD EKS upgrades the control plane to {following} itself: this stack would then name an older "
+            f"version than the cluster runs, which EKS cannot go back to. Raise kubernetesVersion to {following}, "
+            f"or set upgradePolicy: EXTENDED to stay on {self.kubernetes_version} until {window.extended_ends}, billed "
+            f"${eks.EXTENDED_PRICE_PER_HOUR} instead of ${eks.STANDARD_PRICE_PER_HOUR} per cluster-hour, which the "
+            "cluster cannot leave but by upgrading"))
 
     @field_validator("kubeconfig")
     @classmethod

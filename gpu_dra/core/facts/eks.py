@@ -37,6 +37,17 @@ SUPPORT_CALENDAR: dict[str, SupportWindow] = {w.version: w for w in (
                   "12 month rule", "unverified"),
 )}
 
+def today() -> datetime.date:
+    """The day support windows are judged by (UTC, as EKS bills): today's, never a constant."""
+    return datetime.datetime.now(datetime.UTC).date()
+
+
+# "You can't disable extended support once your cluster has entered it. You can only disable extended support for
+# clusters on standard support." (https://docs.aws.amazon.com/eks/latest/userguide/disable-extended-support.html).
+# upgradePolicy STANDARD: "If your upgrade policy is STANDARD, it will be automatically upgraded" at the end of
+# standard support (https://docs.aws.amazon.com/eks/latest/userguide/view-upgrade-policy.html).
+
+
 # Control-plane price per cluster-hour in USD: $0.10 in standard support, $0.60 in extended support (AWS blog
 # https://aws.amazon.com/blogs/containers/amazon-eks-extended-support-for-kubernetes-versions-pricing/, linked from the
 # calendar page). A cluster whose upgrade policy allows extended support pays the higher price only once its version
@@ -50,7 +61,6 @@ EXTENDED_PRICE_PER_HOUR = "0.60"
 # (the API's own error, quoted in aws/containers-roadmap#1451 and eksctl-io/eksctl#4006). "contain": a subdomain of
 # them, such as node-role.kubernetes.io/, is refused too (containers-roadmap#1451 asks for exactly that one).
 RESERVED_NODE_GROUP_KEY_PREFIXES = ("kubernetes.io/", "k8s.io/", "eks.amazonaws.com/")
-RESERVED_PREFIXES_SOURCE = "the EKS API (aws/containers-roadmap#1451, eksctl-io/eksctl#4006)"
 
 
 def reserved_key_prefix(key: str) -> str | None:

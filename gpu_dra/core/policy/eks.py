@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from gpu_dra.core.data import UNKNOWN
-from gpu_dra.core.facts.eks import SUPPORT_CALENDAR
+from gpu_dra.core.facts.eks import EXTENDED_PRICE_PER_HOUR, STANDARD_PRICE_PER_HOUR, SUPPORT_CALENDAR
 from gpu_dra.core.findings import Finding
 from gpu_dra.core.policy.resources import (
     EKS_CLUSTER_TYPE,
@@ -94,7 +94,9 @@ def kubernetes_version_supported(resource: Resource, context: Context) -> list[F
         message = (f"EKS support for Kubernetes {version} ended on {window.extended_ends}, extended support "
                    "included: EKS may upgrade the control plane at any time")
     elif days < 0:
-        message = f"EKS standard support for Kubernetes {version} ended on {end} (extended support costs more)"
+        message = (f"EKS standard support for Kubernetes {version} ended on {end}: the cluster is in extended "
+                   f"support, billed ${EXTENDED_PRICE_PER_HOUR} instead of ${STANDARD_PRICE_PER_HOUR} per "
+                   "cluster-hour, which it cannot leave but by upgrading")
     else:
         when = f"today ({end})" if days == 0 else f"on {end}, in {days} day{'' if days == 1 else 's'}"
         message = f"EKS standard support for Kubernetes {version} ends {when}"
