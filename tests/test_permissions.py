@@ -71,6 +71,25 @@ def test_every_aws_type_a_stack_declares_has_its_actions(stack: str) -> None:
             "aws:eks/accessEntry:AccessEntry"} <= types
 
 
+@pytest.mark.parametrize("stack", STACKS)
+def test_a_node_group_launched_with_instance_tags_may_run_and_tag_instances(stack: str) -> None:
+    """Every GPU group's launch template tags its instances; EKS then checks ec2:RunInstances and ec2:CreateTags
+    against whoever creates the node group (EKS user guide, launch-templates: Tagging Amazon EC2 instances). The
+    committed policy lacked ec2:RunInstances, so the first node group would fail to create."""
+    from gpu_dra.cli.offline import run_program
+    from gpu_dra.core.config.loader import build_stack, stack_values
+
+    values, located = stack_values(ROOT, stack)
+    run = run_program(ROOT, stack, values, build_stack(ROOT, stack, values, located))
+    tagging = [r.name for r in run.resources if r.type == "aws:ec2/launchTemplate:LaunchTemplate"
+               and any(t.get("resourceType") == "instance" and t.get("tags")
+                       for t in r.inputs.get("tagSpecifications") or [])]
+    assert tagging, "the stack's GPU groups tag their instances"
+    allowed = {a for statement in json.loads(POLICY.read_text())["Statement"] if "Condition" not in statement
+               for a in statement["Action"]}
+    assert {"ec2:RunInstances", "ec2:CreateTags"} <= allowed
+
+
 def test_each_row_cites_the_page_defining_its_actions() -> None:
     pages = {"ec2": permissions.EC2_ACTIONS, "eks": permissions.EKS_ACTIONS, "iam": permissions.IAM_ACTIONS,
              "kms": permissions.KMS_ACTIONS}

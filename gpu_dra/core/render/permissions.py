@@ -37,6 +37,10 @@ _GUIDE = "https://docs.aws.amazon.com/eks/latest/userguide/"
 EKS_CLUSTER_SLR = _GUIDE + "using-service-linked-roles-eks.html"
 EKS_NODEGROUP_SLR = _GUIDE + "using-service-linked-roles-eks-nodegroups.html"
 EKS_SECRETS_KEY = _GUIDE + "enable-kms.html"
+# "Tagging Amazon EC2 instances": a launch template's instance tags are applied as EKS launches the nodes, and the
+# principal creating the node group then needs ec2:RunInstances and ec2:CreateTags (as any launch that tags:
+# https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/supported-iam-actions-tagging.html).
+EKS_LAUNCH_TEMPLATE_TAGS = _GUIDE + "launch-templates.html"
 # The policies AWS Step Functions writes for its EKS integration: what a caller of CreateCluster and CreateNodegroup
 # needs besides the eks: action (iam:PassRole to eks.amazonaws.com; for a node group also ec2:DescribeSubnets,
 # iam:GetRole and iam:ListAttachedRolePolicies on the node role).
@@ -196,6 +200,9 @@ AT_CREATION: tuple[OnBehalf, ...] = (
              ("StringEquals", "iam:AWSServiceName", "eks-nodegroup.amazonaws.com")),
     OnBehalf(NODE_GROUP, "EKS reads the node role and its policies, and the subnets",
              ("iam:GetRole", "iam:ListAttachedRolePolicies", "ec2:DescribeSubnets"), EKS_CALLER),
+    OnBehalf(NODE_GROUP, "EKS launches the nodes from the group's launch template, whose instance tags are applied "
+             "at launch (every GPU group's: gpu-dra.io/node-group)", ("ec2:RunInstances", "ec2:CreateTags"),
+             EKS_LAUNCH_TEMPLATE_TAGS),
 )
 
 
