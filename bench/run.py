@@ -263,6 +263,16 @@ def main() -> int:
         print(f"Machine: {machine()}\n")
         print("\n".join(live_rows(gpu_dra)))
         return 0
+    if os.environ.get("BENCH_ONLY") == "logs":  # the logs table only, on the generated 200 MB logs
+        import generate
+        import logs_bench
+
+        print(f"Machine: {machine()}\n")
+        with tempfile.TemporaryDirectory() as folder:
+            subprocess.run([sys.executable, str(ROOT / "bench" / "generate.py"), folder, "1000", "200"], check=True,
+                           capture_output=True)
+            print("\n".join(logs_bench.rows(gpu_dra, generate.paths(Path(folder), 1000, log_megabytes=200))))
+        return 0
     if os.environ.get("BENCH_ONLY") == "10k":  # explain and inventory at 10,000 nodes only
         print(f"Machine: {machine()}\n")
         print("\n".join(ten_thousand_rows(gpu_dra)))
