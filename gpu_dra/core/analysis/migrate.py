@@ -22,7 +22,7 @@ import json
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import kubernetes_validate
@@ -898,9 +898,24 @@ class Plan:
                 "notes": self.notes}
 
 
+@dataclass(frozen=True)
+class PodOutcome:
+    """What a plan reads of a pod's report (pods.PodReport): whether its claims allocate together, where, or why not."""
+
+    allocatable: bool
+    node: str | None
+    nodes: tuple[str, ...]
+    reason: str
+
+
+# The name a pod is explained under when pods alike but for their name share one explanation (_Planner.explain): not a
+# DNS subdomain, so no object's name; the inputs saying it anywhere else turn the sharing off.
+_ANY_NAME = "<a pod name: gpu-dra migrate>"
+
+
 class _Planner:
     def __init__(self, stack: Stack, claim_objects: Sequence[Mapping[str, Any]],
-                 cache: dict[str, PodReport | None] | None = None, rewrites: bool = True):
+                 cache: dict[str, PodOutcome | None] | None = None, rewrites: bool = True):
         self.rewrites = rewrites
         config = stack.config
         cluster = config.cluster
@@ -921,22 +936,46 @@ class _Planner:
         self.teams = {team.namespace_name: team for team in stack.teams}
         self.suggested: dict[str, dict[str, ClaimTemplate]] = {}  # namespace -> templates suggested in this run
         self.tolerations = gpu_tolerations(self.views)
-        # Pod reports by what was explained: the DRA fleet is the same without a device-plugin group, so `--without`
+        # Whether pods alike but for their name share an explanation (explain): not where the stack or the claims
+        # given say _ANY_NAME, which a reason quoting them would have renamed.
+        self.renames = not any(_ANY_NAME in text for text in (stack.model_dump_json(), json.dumps(claim_objects,
+                                                                                                   default=str)))
+        # Pod outcomes by what was explained: the DRA fleet is the same without a device-plugin group, so `--without`
         # reuses them (a claim for more devices than a node has costs the allocator's whole search, 0.5 s on prod).
         self.cache = {} if cache is None else cache
 
     # ----------------------------------------------------------------------------------------- explain
 
-    def explain(self, obj: Mapping[str, Any], extra: Sequence[Mapping[str, Any]] = ()) -> PodReport | None:
-        """The pod's claims allocated together on the fleet, on the nodes it may use (explain_pods)."""
-        key = json.dumps([obj, extra], sort_keys=True, default=str)
+    def explain(self, obj: Mapping[str, Any], extra: Sequence[Mapping[str, Any]] = ()) -> PodOutcome | None:
+        """The pod's claims allocated together on the fleet, on the nodes it may use (explain_pods).
+
+        Pods alike but for their name are explained once, under _ANY_NAME: no verdict depends on a pod's name (the
+        allocator reads none; explain keys its own verdicts on claims without their names, _claim_shape), which only
+        the reason's words carry (the pod's, and its template claims' `<pod>-<entry>`), said with the pod's own."""
+        meta = obj.get("metadata")
+        name = meta.get("name") if isinstance(meta, Mapping) else None
+        if isinstance(meta, Mapping) and isinstance(name, str) and self.renames:
+            anonymous = {**obj, "metadata": {**meta, "name": _ANY_NAME}}
+            key = json.dumps([anonymous, extra], sort_keys=True, default=str)
+            if key.count(_ANY_NAME) == 1:  # else the inputs say it too, and it would be renamed there
+                outcome = self._cached(key, anonymous, extra)
+                return outcome if outcome is None else replace(outcome, reason=outcome.reason.replace(_ANY_NAME, name))
+        return self._cached(json.dumps([obj, extra], sort_keys=True, default=str), obj, extra)
+
+    def _cached(self, key: str, obj: Mapping[str, Any], extra: Sequence[Mapping[str, Any]]) -> PodOutcome | None:
         if key not in self.cache:
-            pods = pods_from_objects([obj])
-            claims = [*self.claims, *claims_from_objects(extra)]
-            short = self._too_few(pods[0], claims) if pods else None
-            self.cache[key] = short or (explain_pods(pods, claims, self.inventory, self.explainer, None,
-                                                     self.nodes)[0] if pods else None)
+            self.cache[key] = self._explain(obj, extra)
         return self.cache[key]
+
+    def _explain(self, obj: Mapping[str, Any], extra: Sequence[Mapping[str, Any]]) -> PodOutcome | None:
+        """What explaining the pod says, or None for no pod (an object that names no resource claims)."""
+        pods = pods_from_objects([obj])
+        if not pods:
+            return None
+        claims = [*self.claims, *claims_from_objects(extra)]
+        report = self._too_few(pods[0], claims) or explain_pods(pods, claims, self.inventory, self.explainer, None,
+                                                                self.nodes)[0]
+        return PodOutcome(report.allocatable, report.node, tuple(report.nodes), report.reason)
 
     def _too_few(self, pod: PodSpec, claims: Sequence[ResourceClaim]) -> PodReport | None:
         """The pod's report, said at once, when a claim asks for more devices than match on any one node: the faithful
@@ -1197,7 +1236,7 @@ class _Planner:
                              "template is not created there (the fleet itself would allocate it)")
 
 
-def _pending_reason(report: PodReport | None, placement: Placement) -> str:
+def _pending_reason(report: PodOutcome | None, placement: Placement) -> str:
     if report is None:
         return "no pod"
     if placement.pods == 0:
@@ -1234,10 +1273,10 @@ def without_groups(stack: Stack, names: Sequence[str]) -> Stack:
 
 
 def plan(stack: Stack, workloads: Sequence[Workload], claim_objects: Sequence[Mapping[str, Any]] = (),
-         without: Sequence[str] = (), cache: dict[str, PodReport | None] | None = None,
+         without: Sequence[str] = (), cache: dict[str, PodOutcome | None] | None = None,
          rewrites: bool = True) -> Plan:
     """Every workload's verdict on the stack, in input order (earlier workloads take the device-plugin GPUs first).
-    `cache`: pod reports of an earlier plan of the same stack and inputs, reused. `rewrites=False` where only where
+    `cache`: pod outcomes of an earlier plan of the same stack and inputs, reused. `rewrites=False` where only where
     the pods run is read (the policy pack's legacy-workloads-placed, `--without`'s second plan): no templates,
     rewrites or their explanations, which placing the workloads does not depend on."""
     judged = without_groups(stack, without) if without else stack

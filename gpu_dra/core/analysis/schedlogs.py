@@ -23,8 +23,10 @@ Scheduler logs run to gigabytes, and most of their lines are not about DRA. The 
 one RE2 pass over a block finds the runs of lines that can be DRA lines (candidates), and only those are decoded and
 read; a block after one of mostly DRA lines (an allocator's at V(7)) is read line by line instead. A line whose text
 (without its header) was seen before is looked up, not read again, since a Pending pod is retried and logs the same
-lines each time; a new line in klog's own form is read for the few keys the report needs, key by key (_PlainPairs),
-and what the report shows of a line is made only for the lines it shows. A large file is read in parts by one
+lines each time (after a block of mostly new lines, as at V(7), the next blocks' lines are read each); a new line in
+klog's own form is read through its skeleton, the line without its quoted values, when its pairs are all plain
+(_Skeleton: a log has a few skeletons), else for the few keys the report needs, key by key (_PlainPairs), and what
+the report shows of a line is made only for the lines it shows. A large file is read in parts by one
 process per core this process may run on (scan_file), joined in order as if read in one go.
 
 Memory does not grow with the log or with its pods. Per pod the report keeps a count, its claims, its final reason
@@ -126,6 +128,8 @@ _KV = re.compile(r'(?<![\w.])\.*+(\w[\w.]*+)=(?:"((?:[^"\\]++|\\.)*+)"|(\S+))')
 _KV_START = re.compile(r"\s(?=[A-Za-z_][\w.]*=)")  # where an unquoted message ends and its key=value pairs begin
 _LOGGER_PREFIX = re.compile(r"([\w.-]+(?:/[\w.-]+)*): ")  # ktesting's `logger-name: ` (WithName joined with /)
 _POD_KV = re.compile(r'(?:^|\s)pod="?([^"\s]+)')
+_NAMESPACED = re.compile(r"[\w.-]+/[\w.-]+")  # namespace/name
+_CLAIM_KEYS = ("claim", "resourceClaim", "resourceclaim", "claims", "resourceclaims")  # keys whose values name claims
 _CLAIM_IN_TEXT = re.compile(r'(?:ResourceClaim|claim) "?([\w.-]+/[\w.-]+)')
 _PANIC_IN_PARENS = re.compile(r"\(([^()]+)\)\s*$")
 
@@ -155,10 +159,10 @@ _Get = Callable[[str], "str | None"]  # a line's value of a key, or None
 
 def _claims(get: _Get) -> list[str]:
     found = []
-    for key in ("claim", "resourceClaim", "resourceclaim", "claims", "resourceclaims"):
+    for key in _CLAIM_KEYS:
         value = get(key)
         if value and value != "<":  # `claim=<` opens a multi-line klog value: no name on this line
-            found += re.findall(r"[\w.-]+/[\w.-]+", value) or [value.strip('"')]
+            found += _NAMESPACED.findall(value) or [value.strip('"')]
     for key in ("status", "err", "reason"):  # `could not find ResourceClaim "ns/name"`, `for claim ns/name:`
         value = get(key)
         if value and ("laim " in value or 'laim "' in value):
@@ -214,7 +218,12 @@ class _Reading(NamedTuple):
     def of(cls, text: str) -> _Reading | None:
         match = _KLOG_HEADER.match(text)
         if match:  # the common case, without the detour
-            return cls._of_record(text, match.group(1), text[match.end():], False)
+            caller, end = match.group(1), match.end()
+            if text[end:end + 1] == '"' and "\\" not in text:  # the header holds no quote and no backslash
+                reading = _Skeleton.reading(text, caller, text.split('"'))
+                if reading is not None:
+                    return reading
+            return cls._of_record(text, caller, text[end:], False, plain_tried=True)
         if text.lstrip().startswith("{"):
             line = _parse_json(0, text)
             return None if line is None else cls._of_fields(text, line.caller, line.message, line.fields)
@@ -222,24 +231,30 @@ class _Reading(NamedTuple):
         return None if located is None else cls._of_record(text, *located)
 
     @classmethod
-    def _of_record(cls, text: str, caller: str, rest: str, ktesting: bool) -> _Reading:
-        kind = _CALLER_KINDS.get(caller)
-        if kind is None:
-            kind = _caller_kind(caller)
-        if not ktesting and kind != 1:  # a generic caller's DRA words are looked for in all values
-            try:
-                return cls._of_plain(text, caller, rest, kind)
-            except _NotPlain:
-                pass
+    def _of_record(cls, text: str, caller: str, rest: str, ktesting: bool, plain_tried: bool = False) -> _Reading:
+        """`plain_tried`: _Skeleton.reading found the line not fully plain."""
+        kind = _caller_kind(caller)
+        if not ktesting:
+            if not plain_tried and rest[:1] == '"' and "\\" not in rest:
+                reading = _Skeleton.reading(text, caller, rest.split('"'))
+                if reading is not None:
+                    return reading
+            if kind != 1:  # a generic caller's DRA words are looked for in all values
+                try:
+                    return cls._of_plain(text, caller, rest, kind)
+                except _NotPlain:
+                    pass
         line = _parse_record(0, text, caller, rest, ktesting)
         return cls._of_fields(text, caller, line.message, line.fields)
 
     @classmethod
-    def _of_fields(cls, text: str, caller: str, message: str, fields: dict[str, str]) -> _Reading:
-        """The reading of a line parsed whole, every key=value pair read by _KV."""
+    def _of_fields(cls, text: str, caller: str, message: str, fields: dict[str, str],
+                   shown: _Shown | str | None = None) -> _Reading:
+        """The reading of a line parsed whole, every key=value pair read by _KV (`shown`: what the report shows of
+        it, if not made here)."""
         return cls(_is_dra(caller, message, fields.get, fields.values), _pod(fields.get), tuple(_claims(fields.get)),
                    _outcome(message, fields.get), _message_facts(message)[0],
-                   message.startswith(PANIC_MESSAGE), (caller, message, _detail(fields)))
+                   message.startswith(PANIC_MESSAGE), (caller, message, _detail(fields)) if shown is None else shown)
 
     @classmethod
     def _of_plain(cls, text: str, caller: str, rest: str, kind: int) -> _Reading:
@@ -276,6 +291,101 @@ _UNREAD = _Reading(False, "", (), None, False, False, "")  # a text whose readin
 _NOTHING = _Reading(False, "", (), None, False, False, "")  # the reading of a line that is none (no klog, no JSON)
 
 
+# The keys whose values a line's reading may depend on, but for a generic caller's (all of them): _pod, _claims
+# (the claim keys and the texts that may name one), _outcome, and _is_dra for a caller of other code.
+_CLAIMS_READ = frozenset((*_CLAIM_KEYS, "status", "err", "reason"))
+_READ_KEYS = _CLAIMS_READ | {"pod", "success", "panic"}
+_OTHER_CODE_READ_KEYS = _READ_KEYS | {"logger", "plugin"}
+
+
+class _Skeleton(NamedTuple):
+    """A line in klog's form whose pairs are all plain (_PLAIN_SHAPE), each key once, read through its skeleton: the
+    caller, the message and the pairs with their quoted values left out. The full parse reads such pairs as written
+    (a quoted value ends at the next quote, a bare one at the next space), so the skeleton says which value each key
+    has, and which values the reading needs: at V(7) the allocator logs a few skeletons, in lines that differ in the
+    quoted pod, node and device they name. A line is taken as its parts between quotes: the text before the message
+    (ignored), the message, then the pairs' text and their quoted values in turn.
+
+    `fixed`: the reading but its pod, claims and shown, when no quoted value but the pod's and the claim keys' is
+    read; `pod_at`: where the pod's quoted value is in the parts (0: none); `claims_at`: the claim keys with a quoted
+    value and where it is, `claims_read`: the other values _claims reads; `pairs`: each key, where its quoted value
+    is (0: none) and its bare value; `shown`: the pairs the report shows (_shown_plain), `key=`, where the quoted
+    value is, the bare value as shown."""
+
+    kind: int
+    fixed: _Reading | None
+    pod_at: int
+    claims_at: tuple[tuple[str, int], ...]
+    claims_read: dict[str, str]
+    pairs: tuple[tuple[str, int, str], ...]
+    shown: tuple[tuple[str, int, str], ...]
+
+    @staticmethod
+    def reading(text: str, caller: str, parts: list[str]) -> _Reading | None:
+        """The line's reading (shown: the line, but for a generic caller's line read whole), or None when it is not
+        fully plain."""
+        skeleton = _Skeleton.find(caller, parts)
+        if skeleton is None:
+            return None
+        fixed = skeleton.fixed
+        if fixed is None:
+            fields = {key: parts[at] if at else value for key, at, value in skeleton.pairs}
+            return _Reading._of_fields(text, caller, parts[1], fields, None if skeleton.kind == 1 else text)
+        claims = fixed.claims
+        if skeleton.claims_at:
+            values = {**skeleton.claims_read, **{key: parts[at] for key, at in skeleton.claims_at}}
+            claims = tuple(_claims(values.get))
+        return tuple.__new__(_Reading, (fixed.dra, parts[skeleton.pod_at] if skeleton.pod_at else fixed.pod,
+                                        claims, fixed.outcome, fixed.per_device, fixed.panic, text))
+
+    @staticmethod
+    def find(caller: str, parts: list[str]) -> _Skeleton | None:
+        """The skeleton of a line of these parts, or None when the line is not fully plain."""
+        if len(parts) < 3 or not len(parts) % 2:  # no message, or a quote left open
+            return None
+        key = f'{caller}"{parts[1]}"' + '""'.join(parts[2::2])
+        skeleton = _SKELETONS.get(key, _UNKNOWN)
+        if skeleton is _UNKNOWN:
+            if len(_SKELETONS) >= CACHED_TEXTS:
+                _SKELETONS.clear()
+            skeleton = _SKELETONS[key] = _Skeleton._of(caller, parts)
+        return skeleton
+
+    @staticmethod
+    def _of(caller: str, parts: list[str]) -> _Skeleton | None:
+        shape = '""'.join([parts[2].lstrip(), *parts[4::2]])
+        if shape and _PLAIN_SHAPE.fullmatch(shape + " ") is None:
+            return None
+        pairs, at = [], 3  # the quoted values are parts[3], parts[5], ...
+        for pair in shape.split(" ") if shape else ():
+            key, _, value = pair.partition("=")
+            pairs.append((key, at if value == '""' else 0, value))
+            at += 2 if value == '""' else 0
+        if len({key for key, _, _ in pairs}) < len(pairs):
+            return None
+        kind = _caller_kind(caller)
+        read = _READ_KEYS if kind == 2 else _OTHER_CODE_READ_KEYS
+        quoted = {key: at for key, at, _ in pairs if at}
+        shown = tuple((f"{key}=", at, "<...>" if value == "<" else value) for key, at, value in pairs
+                      if key not in ("pod", "logger"))
+        if quoted.keys() if kind == 1 else quoted.keys() & read - {"pod", *_CLAIM_KEYS}:  # the line is read whole
+            return _Skeleton(kind, None, 0, (), {}, tuple(pairs), shown)
+        fields = {key: "" if at else value for key, at, value in pairs}  # the quoted values read: the pod's alone
+        return _Skeleton(kind, _Reading._of_fields("", caller, parts[1], fields, ""), quoted.get("pod", 0),
+                         tuple((key, at) for key, at in quoted.items() if key in _CLAIM_KEYS),
+                         {key: value for key, at, value in pairs if not at and key in _CLAIMS_READ}, tuple(pairs),
+                         shown)
+
+    def detail(self, parts: list[str]) -> str:
+        """The line's key=value details as shown (_detail)."""
+        return " ".join([key + ("<...>" if parts[at] == "<" else parts[at]) if at else key + value
+                         for key, at, value in self.shown])
+
+
+_SKELETONS: dict[str, _Skeleton | None] = {}
+_UNKNOWN = _Skeleton(0, None, 0, (), {}, (), ())
+
+
 class _NotPlain(Exception):
     """A line that _PlainPairs cannot read as the full parse would: it is parsed whole."""
 
@@ -294,7 +404,7 @@ _PLAIN_SHAPES: dict[str, bool] = {}  # a few per message: `logger="" pod="" node
 _PLAIN_BEFORE: dict[str, bool] = {}  # the texts before a pod=: mostly one, `logger="..." `
 
 
-def _plain_before(prefix: str, remember: bool = True) -> bool:
+def _plain_before(prefix: str) -> bool:
     """Whether `prefix`, a line's text before a key, is a run of plain pairs each followed by a space. Told from
     its shape, the text with what its quotes hold left out: a quoted value is plain whatever it holds (no quote by
     the split, no backslash in a plain line), so lines of a message share a few shapes where their values differ."""
@@ -307,7 +417,7 @@ def _plain_before(prefix: str, remember: bool = True) -> bool:
         plain = _PLAIN_SHAPE.fullmatch(shape) is not None
         if len(_PLAIN_SHAPES) < CACHED_TEXTS:
             _PLAIN_SHAPES[shape] = plain
-    if remember and len(_PLAIN_BEFORE) < CACHED_TEXTS:  # the few texts seen before a key again and again
+    if len(_PLAIN_BEFORE) < CACHED_TEXTS:  # the few texts seen before a key again and again
         _PLAIN_BEFORE[prefix] = plain
     return plain
 
@@ -651,29 +761,14 @@ def _shown(shown: _Shown | str) -> _Shown:
 
 
 def _shown_plain(text: str) -> _Shown | None:
-    """What the report shows of a klog line whose pairs are all plain (_plain_before), each key once: its pairs as
+    """What the report shows of a klog line whose pairs are all plain, each key once (_Skeleton): its pairs as
     written, the quotes of quoted values left out; else None."""
     match = _KLOG_HEADER.match(text)
-    rest = text[match.end():] if match and "\\" not in text else ""
-    close = rest.find('"', 1) if rest[:1] == '"' else -1
-    if close < 0:
+    if match is None or text[match.end():match.end() + 1] != '"' or "\\" in text:
         return None
-    tail = rest[close + 1:].lstrip()
-    if not tail:
-        return match.group(1), rest[1:close], ""  # type: ignore[union-attr]
-    if not _plain_before(tail + " ", remember=False):
-        return None
-    quoted = iter(tail.split('"')[1::2])
-    keys, detail = set(), []
-    for pair in '""'.join(tail.split('"')[::2]).split(" "):  # key="" or key=bare, quoted values emptied
-        key, _, value = pair.partition("=")
-        if key in keys:
-            return None
-        keys.add(key)
-        value = next(quoted) if value == '""' else value
-        if key not in ("pod", "logger"):
-            detail.append(f"{key}={'<...>' if value == '<' else value}")
-    return match.group(1), rest[1:close], " ".join(detail)  # type: ignore[union-attr]
+    parts = text.split('"')
+    skeleton = _Skeleton.find(match.group(1), parts)
+    return None if skeleton is None else (match.group(1), parts[1], skeleton.detail(parts))
 
 
 def _last_pod_named(lines: list[str]) -> str | None:
@@ -1032,6 +1127,15 @@ def _mostly(dra_lines: int, lines: int) -> bool:
     return dra_lines * 2 > lines
 
 
+def _mostly_new(new_lines: int, lines: int) -> bool:
+    """Whether a block was mostly lines not seen before, so that the next MEMO_OFF_BLOCKS blocks' lines are read
+    each, not looked up (_scan_blocks)."""
+    return new_lines * 2 > lines
+
+
+MEMO_OFF_BLOCKS = 8
+
+
 def _scan_blocks(blocks: Iterable[bytes], errors: str, report: LogReport, pods: _Pods, current_pod: str,
                  only_pod: str | None, on_line: Callable[[KeptLine], None] | None) -> str:
     """Add the DRA lines of `blocks` to `report` and `pods`; the pod being scheduled at the end. A block is read in
@@ -1039,13 +1143,22 @@ def _scan_blocks(blocks: Iterable[bytes], errors: str, report: LogReport, pods: 
     takes longer than the lines' own check), line by line, as one run whose lines that are no candidates stand
     aside (`aside`) as the lines between runs do."""
     readings: dict[str, _Reading] = {}
+    # the names the loop below looks up for each of millions of lines, as local names
+    fragments, unread, nothing, read_text, cached, tail = (_CANDIDATE_FRAGMENTS, _UNREAD, _NOTHING, _Reading.of,
+                                                           CACHED_TEXTS, TAIL)
     number = report.scanned
     kept, panics, per_device_lines = report.kept, report.panics, report.per_device_lines
     log_pod: str | None = None  # the pod of the last DRA line, and its record (the first DRA line's to come)
     log = PodLog("")
     dense = False
+    # Whether lines are looked up in `readings` (memo), or read each: most lines of a V(7) log are new (they name
+    # the pod, node and device), and the look-up costs them more than reading the few seen before saves. A block
+    # whose lines were mostly new turns it off for the next MEMO_OFF_BLOCKS blocks.
+    memo_off = 0  # the blocks left whose lines are read each
     for block in blocks:
         first = number
+        memo = not memo_off
+        new_lines = 0  # lines looked up and not found, in this block
         position = 0  # where the bytes not yet looked at start: the end of the last run of candidate lines
         aside: list[str] = []  # in a dense block, the lines since the last candidate line that may name a pod
         for start, end in [(0, len(block))] if dense else (run.span() for run in _CANDIDATE_RUNS.finditer(block)):
@@ -1056,7 +1169,7 @@ def _scan_blocks(blocks: Iterable[bytes], errors: str, report: LogReport, pods: 
             for text in lines if "\r" not in run_text else [line.rstrip("\r") for line in lines]:
                 number += 1
                 if dense:
-                    for fragment in _CANDIDATE_FRAGMENTS:
+                    for fragment in fragments:
                         if fragment in text:
                             break
                     else:
@@ -1066,26 +1179,29 @@ def _scan_blocks(blocks: Iterable[bytes], errors: str, report: LogReport, pods: 
                 # a line without its header (prefix, level, date, time, thread) is the same text at every retry
                 # of a pod: klog at the start of the line is the common case, cut without a regular expression;
                 # JSON carries its time inside, so each JSON line is read
-                if text[:1] in "IWEF" and text[1:2].isdigit() and (bracket := text.find("] ")) > 0:
+                if not memo:
+                    reading = read_text(text) or nothing
+                elif text[:1] in "IWEF" and text[1:2].isdigit() and (bracket := text.find("] ")) > 0:
                     key = text[text.rfind(" ", 0, bracket) + 1:]
-                    reading = readings.get(key, _UNREAD)
-                    if reading is _UNREAD:
-                        if len(readings) >= CACHED_TEXTS:
+                    reading = readings.get(key, unread)
+                    if reading is unread:
+                        new_lines += 1
+                        if len(readings) >= cached:
                             readings.clear()
-                        reading = readings[key] = _Reading.of(text) or _NOTHING
+                        reading = readings[key] = read_text(text) or nothing
                 elif text.lstrip()[:1] == "{":
-                    reading = _Reading.of(text) or _NOTHING
+                    reading = read_text(text) or nothing
                 else:
                     located = _locate(text)
                     if located is None:
-                        reading = _NOTHING
+                        reading = nothing
                     else:
                         key = located.key
-                        reading = readings.get(key, _UNREAD)
-                        if reading is _UNREAD:
-                            if len(readings) >= CACHED_TEXTS:
+                        reading = readings.get(key, unread)
+                        if reading is unread:
+                            if len(readings) >= cached:
                                 readings.clear()
-                            reading = readings[key] = _Reading.of(text) or _NOTHING
+                            reading = readings[key] = read_text(text) or nothing
                 dra, pod, claims, outcome, per_device, panic, shown = reading
                 if pod:
                     current_pod = pod
@@ -1115,7 +1231,7 @@ def _scan_blocks(blocks: Iterable[bytes], errors: str, report: LogReport, pods: 
                     log.reason = outcome
                 read = log.read
                 read.append((number, shown))
-                if len(read) > TAIL:
+                if len(read) > tail:
                     del read[0]
                 if on_line is not None:
                     on_line(KeptLine(number, *_shown(shown)))
@@ -1124,5 +1240,9 @@ def _scan_blocks(blocks: Iterable[bytes], errors: str, report: LogReport, pods: 
         current_pod = (_pod_named_between(block, position, len(block), errors) or _last_pod_named(aside)
                        or current_pod)
         dense = _mostly(kept - report.kept, number - first)
+        if memo_off:
+            memo_off -= 1
+        elif _mostly_new(new_lines, number - first):
+            memo_off = MEMO_OFF_BLOCKS
         report.scanned, report.kept, report.panics, report.per_device_lines = number, kept, panics, per_device_lines
     return current_pod
