@@ -39,6 +39,10 @@ SELECTED_NODES = "(nodeSelector)"  # a device reachable from the nodes a NodeSel
 SHARED = (ALL_NODES, SELECTED_NODES)  # `Device.node` values that name no node
 
 
+# Whether attributes convert to their CEL types, by the attributes that can fail (Device.unreadable).
+_CONVERTS: dict[tuple[Any, ...], bool] = {}
+
+
 @dataclass(frozen=True)
 class Device:
     node: str
@@ -52,6 +56,9 @@ class Device:
     # The typed slice the device was read from (None for a Device built by hand: explain then assumes a slice of
     # its own node and pool). Not part of equality.
     slice: ResourceSlice | None = field(default=None, compare=False, repr=False)
+    # Whether every attribute converts to its CEL type, where the slice's reader judged it (SliceDevice's); None:
+    # judged when asked (`unreadable`).
+    convertible: bool | None = field(default=None, compare=False, repr=False)
 
     @property
     def shape(self) -> tuple[Any, ...]:
@@ -61,8 +68,20 @@ class Device:
 
     @cached_property
     def unreadable(self) -> bool:
-        """Some attribute does not convert to its CEL type (a bad version string): every selector errors on it."""
-        return not attributes_convert(self.attributes)
+        """Some attribute does not convert to its CEL type (a bad version string): every selector errors on it.
+        Judged once per distinct set of the attributes that can fail: strings and booleans always convert, and a
+        fleet's devices, which differ in those (uuids, bus ids), share a few versions."""
+        if self.convertible is not None:
+            return not self.convertible
+        try:
+            key = tuple((name, *value.items()) for name, value in self.attributes.items()
+                        if "int" in value or not ("string" in value or "bool" in value))
+            known = _CONVERTS.get(key)
+        except (TypeError, AttributeError):  # an unhashable value, or an attribute that is no mapping
+            return not attributes_convert(self.attributes)
+        if known is None:
+            known = _CONVERTS[key] = attributes_convert(self.attributes)
+        return not known
 
     def typed_attribute(self, qualified: str) -> tuple[str, Any] | None:
         """(type, value) of an attribute, as the allocator compares them: same type and value (lists as tuples)."""
@@ -147,7 +166,8 @@ def devices_of(slice_: ResourceSlice, source: str) -> Iterator[Device]:
     for device in slice_.devices:
         yield Device(node=node or _node_of(device.node_selection), driver=slice_.driver, pool=slice_.pool.name,
                      name=device.name, attributes=device.attributes, capacity=device.capacity, source=source,
-                     allow_multiple_allocations=device.allow_multiple_allocations, slice=slice_)
+                     allow_multiple_allocations=device.allow_multiple_allocations, slice=slice_,
+                     convertible=device.convertible)
 
 
 def objects_in_document(document: Any) -> Iterator[dict[str, Any]]:
