@@ -21,7 +21,7 @@ from gpu_dra.core.config.loader import build_stack, stack_values
 from gpu_dra.core.policy import resources as policy_resources
 
 from .conftest import ROOT
-from .test_cli import gpu_dra
+from .test_cli import gpu_dra_process as gpu_dra  # a fresh process per run: the runs compare processes
 
 BROKEN = "dev-99"  # a stack of the organisation hosting a team without a team file
 

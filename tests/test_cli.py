@@ -1,21 +1,42 @@
-"""`gpu-dra` run as a user runs it: a subprocess in the project, on the repo's stacks and on broken copies."""
+"""`gpu-dra` run as a user runs it, on the repo's stacks and on broken copies: in this process for what it prints
+and exits with, as a child process where the process itself is under test."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 from .conftest import ROOT, STACKS, Project
 
 
-def gpu_dra(*args: str, cwd: Path = ROOT, input: str | None = None) -> subprocess.CompletedProcess[str]:
+def gpu_dra_process(*args: str, cwd: Path = ROOT, input: str | None = None) -> subprocess.CompletedProcess[str]:
+    """`python -m gpu_dra.cli.main` as a child process: for what only a process shows (signals, exit handlers,
+    deadlines, memory, its streams as the operating system gives them)."""
     return subprocess.run([sys.executable, "-m", "gpu_dra.cli.main", *args], cwd=cwd, capture_output=True,
                           text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)}, input=input)
+
+
+def gpu_dra(*args: str, cwd: Path = ROOT, input: str | None = None) -> subprocess.CompletedProcess[str]:
+    """The command in this process (`main.run`: its arguments, exit codes and what it prints), in `cwd`, with
+    `input` on stdin: what `gpu_dra_process` returns, without a process's start (a second of Pulumi's imports for
+    the verbs that run the program) per call."""
+    from gpu_dra.cli import main
+
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(cwd)
+        patch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO((input or "").encode()), encoding="utf-8"))
+        patch.setattr(sys, "stdout", stdout)
+        patch.setattr(sys, "stderr", stderr)
+        code = main.run(list(args))
+    return subprocess.CompletedProcess(["gpu-dra", *args], code, stdout.getvalue(), stderr.getvalue())
 
 
 def test_preview_prints_tree_counts_and_writes_manifests(tmp_path: Path) -> None:
@@ -168,3 +189,23 @@ def test_a_team_file_mistake_is_one_sarif_result_naming_each_stack_it_stops(proj
     assert (found["ruleId"], found["level"]) == ("config", "error")
     assert found["locations"][0]["physicalLocation"]["region"] == {"startLine": line}
     assert found["message"]["text"].startswith(f"[{', '.join(users)}] quota.claims: ")
+
+
+@pytest.mark.parametrize("argv", [
+    ("check", "--all-stacks", "--format", "sarif"),
+    ("preview", "--stack", "prod", "--format", "json", "--out", "{tmp}"),
+    ("lint", "examples/guide-gpu-20gb-any.yaml"),
+    ("explain", "--stack", "dev", "--claim", "no-such-claim"),
+    ("logs", "-"),
+    ("schema", "nothing"),
+    ("--version",),
+], ids=lambda argv: argv[0])
+def test_in_process_runs_equal_a_process(tmp_path: Path, argv: tuple[str, ...]) -> None:
+    """What most tests read of a run in this process (`gpu_dra`) is what the command gives as a process: exit code,
+    stdout and stderr, for findings, a program run, bad input, stdin and argparse's own exits."""
+    args = [arg.replace("{tmp}", str(tmp_path / "out")) for arg in argv]
+    log = (ROOT / "tests/data/scheduler-klog.log").read_text()
+    in_process, process = gpu_dra(*args, input=log), gpu_dra_process(*args, input=log)
+    assert (in_process.returncode, in_process.stdout, in_process.stderr) == (
+        process.returncode, process.stdout, process.stderr)
+    assert in_process.stdout or in_process.stderr  # each says something: the comparison compares something

@@ -25,7 +25,7 @@ from .cluster_objects import node as _node
 from .cluster_objects import pod as _pod
 from .cluster_objects import template as _template
 from .fake_apiserver import FakeApiServer, Fault
-from .test_cli import gpu_dra
+from .test_cli import gpu_dra, gpu_dra_process
 from .test_explain import P5
 
 NODE_A, NODE_B = "ip-100-64-147-149.ec2.internal", "ip-100-64-152-20.ec2.internal"
@@ -84,8 +84,8 @@ def fake_api() -> Iterator[FakeApiServer]:
     yield from FakeApiServer(collections=cluster(), page_size=2).serve()
 
 
-def _explain(fake_api: FakeApiServer, tmp_path: Path, *args: str) -> Any:
-    return gpu_dra("explain", "--cluster", "--kubeconfig", str(fake_api.kubeconfig(tmp_path / "kubeconfig")), *args)
+def _explain(fake_api: FakeApiServer, tmp_path: Path, *args: str, run: Any = gpu_dra) -> Any:
+    return run("explain", "--cluster", "--kubeconfig", str(fake_api.kubeconfig(tmp_path / "kubeconfig")), *args)
 
 
 def _pods(fake_api: FakeApiServer, tmp_path: Path, *args: str) -> dict[str, Any]:
@@ -231,7 +231,7 @@ def test_a_resource_missing_from_a_1_34_or_later_server_is_not_called_an_old_clu
 def test_a_stalled_answer_is_a_timeout_naming_the_request(tmp_path: Path) -> None:
     faults = {"/api/v1/events": Fault(stall=30)}
     for server in FakeApiServer(collections=cluster(), faults=faults).serve():
-        result = _explain(server, tmp_path, "--request-timeout", "1s")
+        result = _explain(server, tmp_path, "--request-timeout", "1s", run=gpu_dra_process)  # a deadline
     assert result.returncode == 2
     assert "did not answer GET /api/v1/events within 1s" in result.stderr
 

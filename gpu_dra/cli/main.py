@@ -125,19 +125,24 @@ def execute(argv: list[str] | None = None) -> int:
 GC_THRESHOLDS = (100_000, 50, 100)
 
 
+def run(argv: list[str] | None = None) -> int:
+    """`execute`, with argparse's exits (--help, --version, a usage error) as exit codes: the command's whole work
+    short of the process-wide state `main` sets up (signal handlers, the collector's thresholds, the exit)."""
+    try:
+        return execute(argv)
+    except SystemExit as exit:  # argparse: --help, --version, a usage error (already printed)
+        return exit.code if isinstance(exit.code, int) else EXIT_USAGE if exit.code else EXIT_OK
+    except OutputError as error:  # argparse's --help or --version could not be written
+        _report(f"gpu-dra: {error}")
+        return EXIT_USAGE
+
+
 def main(argv: list[str] | None = None) -> NoReturn:
     """The `gpu-dra` command: Ctrl-C ends it at once with exit 130, SIGTERM with 143, and it ends without waiting
     for Pulumi's threads (`common.end_process`)."""
     gc.set_threshold(*GC_THRESHOLDS)
     end_on_interrupt()
-    try:
-        code = execute(argv)
-    except SystemExit as exit:  # argparse: --help, --version, a usage error (already printed)
-        code = exit.code if isinstance(exit.code, int) else EXIT_USAGE if exit.code else EXIT_OK
-    except OutputError as error:  # argparse's --help or --version could not be written
-        _report(f"gpu-dra: {error}")
-        code = EXIT_USAGE
-    end_process(code)
+    end_process(run(argv))
 
 
 if __name__ == "__main__":

@@ -7,11 +7,12 @@ loop: the default MockMonitor deserializes resource references on an executor th
 sdk/python/lib/pulumi/runtime/mocks.py; the mechanism of pulumi/pulumi#6465), which intermittently failed with "got
 Future attached to a different loop" here (docs/sources.md#pulumi-engine-facts).
 
-The mock monitor resolves resource transforms on that executor thread too, by reading every callback servicer in the
+The mock monitor resolved resource transforms on that executor thread too, by reading every callback servicer in the
 SDK's process-wide `_CallbackServicer._servicers`, which the loop thread appends a new servicer to before the servicer
 has its `_transforms`: a registration in that moment failed with "AttributeError: '_CallbackServicer' object has no
-attribute '_transforms'" (1 run in 4 of `check` over 20 stacks). `_resolve_callbacks` below reads a snapshot that
-skips a servicer still being made; the engine, not the mocks, runs transforms (`gpu-dra check` applies the chart's).
+attribute '_transforms'" (1 run in 4 of `check` over 20 stacks). Registrations now run on the loop's own thread
+(`_Inline`), and `_resolve_callbacks` below still reads a snapshot that skips a servicer still being made; the engine,
+not the mocks, runs transforms (`gpu-dra check` applies the chart's).
 
 Secrets never leave the run: a secret input or output is recorded as `[secret]`, and config the stack file keeps
 under `secure:` is marked secret for the program, as the Pulumi CLI marks it.
@@ -19,11 +20,14 @@ under `secure:` is marked secret for the program, as the Pulumi CLI marks it.
 
 from __future__ import annotations
 
+import concurrent.futures
+import contextlib
+import gc
 import json
 import logging
 import runpy
 import sys
-import threading
+from collections.abc import Callable, Coroutine, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,7 +40,7 @@ from pulumi.runtime._callbacks import _CallbackServicer
 from pulumi.runtime.proto import resource_pb2, source_pb2
 from pulumi.runtime.settings import get_project, get_root_resource, get_stack, set_root_resource
 from pulumi.runtime.stack import run_pulumi_func
-from pulumi.runtime.sync_await import _sync_await
+from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
 
 from gpu_dra.core.config.loader import SECRET_PLACEHOLDER
 from gpu_dra.core.data import plain
@@ -130,7 +134,6 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
     def __init__(self, mocks: pulumi.runtime.Mocks):
         super().__init__(mocks)
         self.registrations: list[Registration] = []
-        self._lock = threading.Lock()
 
     def GetDeploymentInfo(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
         info = super().GetDeploymentInfo(request)
@@ -143,23 +146,31 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         return super().SupportsFeature(request)
 
     def RegisterResource(self, request: Any) -> Any:  # noqa: N802
+        """MockMonitor.RegisterResource (pulumi/pulumi sdk/python/lib/pulumi/runtime/mocks.py) on the program's own
+        thread (see `_Inline`), so without its `_sync_await`, which would pump the running loop from inside one of
+        its callbacks: the mocks' state is plain data, whose serialization never waits (`_serialized`)."""
         urn = self.make_urn(request.parent, request.type, request.name)
         if urn in self.resources:  # the engine would refuse it too: "Duplicate resource URN"
             raise ValueError(f"duplicate resource URN {urn}")
-        response = super().RegisterResource(request)
-        if request.type != "pulumi:pulumi:Stack":
-            inputs = _redacted(rpc.deserialize_properties(request.object))
-            with self._lock:
-                self.registrations.append(Registration(
-                    type=request.type, name=request.name, urn=response.urn, parent=request.parent,
-                    custom=bool(request.custom), protect=bool(request.protect), inputs=plain(inputs),
-                    dependencies=tuple(sorted(request.dependencies)), id=response.id, provider=request.provider,
-                    replace_on_changes=tuple(request.replaceOnChanges),
-                    delete_before_replace=bool(request.deleteBeforeReplace),
-                    aliases=tuple(self._alias_urn(request, alias) for alias in request.aliases),
-                    additional_secret_outputs=tuple(request.additionalSecretOutputs),
-                    transforms=len(request.transforms),
-                    outputs=plain(_redacted(self.resources[response.urn].state))))
+        if request.type == "pulumi:pulumi:Stack":
+            return resource_pb2.RegisterResourceResponse(urn=urn)
+        inputs = rpc.deserialize_properties(request.object)
+        mock_id, state = self.mocks.new_resource(pulumi.runtime.MockResourceArgs(
+            typ=request.type, name=request.name, inputs=inputs, provider=request.provider,
+            resource_id=request.importId, custom=request.custom or False,
+            transforms=_resolve_callbacks(request.transforms)))
+        id_ = mock_id or ""  # the engine's answer has an ID field, "" when unset
+        response = resource_pb2.RegisterResourceResponse(urn=urn, id=id_,
+                                                         object=_serialized(rpc.serialize_properties(state, {})))
+        self.resources[urn] = pulumi_mocks.MockMonitor.ResourceRegistration(urn, id_, state)
+        self.registrations.append(Registration(
+            type=request.type, name=request.name, urn=urn, parent=request.parent, custom=bool(request.custom),
+            protect=bool(request.protect), inputs=plain(_redacted(inputs)),
+            dependencies=tuple(sorted(request.dependencies)), id=id_, provider=request.provider,
+            replace_on_changes=tuple(request.replaceOnChanges), delete_before_replace=bool(request.deleteBeforeReplace),
+            aliases=tuple(self._alias_urn(request, alias) for alias in request.aliases),
+            additional_secret_outputs=tuple(request.additionalSecretOutputs), transforms=len(request.transforms),
+            outputs=plain(_redacted(state))))
         return response
 
     def _alias_urn(self, request: Any, alias: Any) -> str:
@@ -172,6 +183,31 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         _, _, qualified, name = self.make_urn(parent, spec.type or request.type, spec.name or request.name).split(
             "::", 3)
         return "::".join([f"urn:pulumi:{spec.stack or get_stack()}", spec.project or get_project(), qualified, name])
+
+
+def _serialized(coroutine: Coroutine[Any, Any, Any]) -> Any:
+    """The result of a coroutine that finishes without waiting (serializing plain data), run to its end here."""
+    try:
+        coroutine.send(None)
+    except StopIteration as finished:
+        return finished.value
+    coroutine.close()
+    raise RuntimeError("serializing a mock resource's state waited on something: it holds more than plain data")
+
+
+class _Inline(concurrent.futures.ThreadPoolExecutor):
+    """The program run's executor: each call done at once on the loop's thread. The SDK hands every monitor call to
+    an executor thread (`run_in_executor` in pulumi/pulumi sdk/python/lib/pulumi/runtime/resource.py), made for a
+    gRPC round trip to the engine; the mock monitor answers in microseconds, and the thread switches cost more than
+    the answers (a tenth of the repository's 3 stacks' mock runs)."""
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> concurrent.futures.Future[Any]:
+        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        try:
+            future.set_result(fn(*args, **kwargs))
+        except BaseException as error:  # as an executor thread hands it over: raised where the result is awaited
+            future.set_exception(error)
+        return future
 
 
 def _redacted(value: Any) -> Any:
@@ -229,8 +265,32 @@ def run_program(root: Path, stack: str, config: dict[str, Any], validated: Any =
     def program_main() -> None:
         runpy.run_path(program, run_name="__main__", init_globals={"VALIDATED_STACK": validated})
 
-    _sync_await(run_pulumi_func(program_main))
-    root_stack = get_root_resource()
-    outputs = _sync_await(_exported(getattr(root_stack, "outputs", None) or {}))
+    with _collector_paused():
+        _ensure_event_loop().set_default_executor(_Inline())
+        _sync_await(run_pulumi_func(program_main))
+        root_stack = get_root_resource()
+        outputs = _sync_await(_exported(getattr(root_stack, "outputs", None) or {}))
     resources = sorted(monitor.registrations, key=lambda r: r.urn)
     return ProgramRun(stack=stack, resources=resources, outputs=plain(outputs))
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """No garbage collection inside a program run, and what the first run of a process leaves (the SDKs' modules the
+    program imports, a million objects that live to the end) is moved out of the collector's sight (`gc.freeze`):
+    the collector scanned them again and again, a tenth of a check of the repository's stacks (its three young-
+    generation passes took 0.1 s), and a run makes a few tens of thousands of objects of garbage. A later run's
+    garbage is collected after it as before, the frozen first one's stays (a few MB, once per process)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if not _frozen:
+            gc.freeze()
+            _frozen.append(True)
+        if enabled:
+            gc.enable()
+
+
+_frozen: list[bool] = []  # whether this process froze what its first run left

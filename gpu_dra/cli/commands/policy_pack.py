@@ -20,7 +20,6 @@ import subprocess
 import sys
 import tempfile
 from functools import cache
-from importlib import metadata
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -213,6 +212,8 @@ def _declared(root: Path) -> dict[str, str]:
 
 @cache
 def _files_of(distribution: str) -> frozenset[Path]:
+    from importlib import metadata  # only a pack build reads the installed distributions (every verb loads this module)
+
     found = metadata.distribution(distribution)
     return frozenset(Path(str(found.locate_file(f))).resolve() for f in found.files or [])
 
@@ -220,6 +221,8 @@ def _files_of(distribution: str) -> frozenset[Path]:
 def _distributions(loaded: dict[str, str | None]) -> dict[str, set[str]]:
     """Installed distributions providing the loaded third-party modules: normalised name -> those modules. A
     namespace several distributions share (google.*) is told apart by the files loaded."""
+    from importlib import metadata
+
     owners = metadata.packages_distributions()
     found: dict[str, set[str]] = {}
     for name, file in loaded.items():
@@ -236,6 +239,8 @@ def _distributions(loaded: dict[str, str | None]) -> dict[str, set[str]]:
 
 def _provided(names: set[str]) -> set[str]:
     """What `pip install` of `names` installs: them and, transitively, their requirements (extras aside)."""
+    from importlib import metadata
+
     seen: set[str] = set()
     todo = list(names)
     while todo:
