@@ -199,7 +199,7 @@ def _stack_validator(rule: policy.Rule) -> Callable[[StackValidationArgs, Report
     return validate
 
 
-def policies(environment: str = "dev") -> list[Policy]:
+def policies(environment: str = "prod") -> list[Policy]:
     """One policy per rule; static enforcement is the environment's default (pack config may override it)."""
     out: list[Policy] = []
     for rule in policy.RULES:

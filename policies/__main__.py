@@ -10,6 +10,7 @@ from pulumi_policy import PolicyPack
 
 from gpu_dra.policypack import policies
 
-# Static levels are an environment's defaults; per-stack config files (`gpu-dra check --stack S --pack-config`)
-# carry each rule's enforcementLevel, so one pack serves every environment.
-PolicyPack(name="gpu-dra", policies=policies(os.environ.get("GPU_DRA_ENVIRONMENT", "dev")))
+# Static levels are an environment's defaults, prod where GPU_DRA_ENVIRONMENT is unset (an unconfigured pack fails
+# closed); per-stack config files (`gpu-dra check --stack S --pack-config`) carry each rule's enforcementLevel, so
+# one pack serves every environment.
+PolicyPack(name="gpu-dra", policies=policies(os.environ.get("GPU_DRA_ENVIRONMENT", "prod")))

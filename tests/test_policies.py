@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import random
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import pytest
+from pulumi.runtime.proto import analyzer_pb2
 
 from gpu_dra.cli import check
 from gpu_dra.cli.check import Verdict, as_sarif, check_stack, pack_config
@@ -32,7 +34,7 @@ from gpu_dra.core.findings import ERROR, NOT_JUDGED, Finding
 from gpu_dra.core.policy import selectors as selector_rules
 from gpu_dra.core.render.manifests import ADMIN_ACCESS_LABEL
 from gpu_dra.core.yamlsource import parse_documents
-from gpu_dra.policypack import violation_message
+from gpu_dra.policypack import policies, violation_message
 
 from .conftest import ROOT, STACKS, Project, named
 from .policy_builders import (
@@ -230,6 +232,22 @@ def test_one_change_fails_one_rule(case: Case) -> None:
     on = urn(resources, case.reported_on) if case.reported_on else ""  # "": a team file's key, no resource
     assert placed(found[case.rule]) == [(case.rule, on, case.path)]
     assert {f.severity for f in found[case.rule]} == {ERROR}  # enforcement, not severity, decides what blocks
+
+
+@pytest.mark.parametrize(("tagged", "judged"), [("prod", True), ("dev", False), (None, True)],
+                         ids=["a prod cluster", "a dev cluster", "no environment tag"])
+def test_a_pack_run_without_its_config_fails_closed(tagged: str | None, judged: bool) -> None:
+    """`pulumi preview --policy-pack` without `--policy-pack-config`: the environment is the cluster's own tag, else
+    prod, and the static levels are prod's; it used to default to dev, so a prod cluster open to the world passed."""
+    resources = mutate(happy_resources("prod"), "Cluster/gpu-prod", ("endpointPublicAccess",), True)
+    tags = {"gpu-dra.io/stack": "lab", **({"gpu-dra.io/environment": tagged} if tagged else {})}
+    resources = mutate(resources, "Cluster/gpu-prod", ("tags",), tags)
+    analysis = check.analyze(engine(resources), {}, os.environ.get("GPU_DRA_ENVIRONMENT", "prod"))
+    found = [f for f in analysis.findings if f.rule == "eks-hardening"]
+    assert bool(found) == judged, found
+    levels = {d.policyName: d.enforcementLevel for d in analysis.diagnostics if d.policyName == "eks-hardening"}
+    assert levels == ({"eks-hardening": analyzer_pb2.MANDATORY} if judged else {})
+    assert [p.enforcement_level for p in policies()] == [p.enforcement_level for p in policies("prod")]
 
 
 def test_every_rule_has_a_failing_case() -> None:

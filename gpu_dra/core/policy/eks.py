@@ -15,6 +15,7 @@ from gpu_dra.core.policy.resources import (
     NODE_GROUP_TYPE,
     Context,
     Resource,
+    environment_of,
     error,
     minor,
     not_judged,
@@ -42,7 +43,7 @@ def _endpoint(resource: Resource) -> list[Finding]:
 
 
 def eks_hardening(resource: Resource, context: Context) -> list[Finding]:
-    if context.environment != "prod":
+    if environment_of(context, resource) != "prod":
         return []
     props = resource.props
     if resource.type == EKS_CLUSTER_TYPE:

@@ -12,7 +12,7 @@ from gpu_dra.core.config.models import SharingStrategy
 from gpu_dra.core.dra.objects import ResourceClaim
 from gpu_dra.core.facts import gates
 from gpu_dra.core.findings import Finding
-from gpu_dra.core.policy.resources import Context, Resource, dra_object_of, error
+from gpu_dra.core.policy.resources import Context, Resource, dra_object_of, environment_of, error
 from gpu_dra.core.yamlsource import format_path
 
 
@@ -29,7 +29,7 @@ def driver_gate_path(gate: str) -> str:
 
 
 def no_alpha_in_production(resource: Resource, context: Context) -> list[Finding]:
-    if context.environment != "prod":
+    if environment_of(context, resource) != "prod":
         return []
     obj, out = dra_object_of("no-alpha-in-production", resource)
     version = context.target.kubernetes_version

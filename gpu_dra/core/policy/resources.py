@@ -32,7 +32,7 @@ from gpu_dra.core.facts.gates import DEFAULT_KUBERNETES_VERSION
 from gpu_dra.core.facts.nvidia import DEFAULT_CHART_VERSION, DEFAULT_LEVEL
 from gpu_dra.core.findings import ERROR, NOT_JUDGED, Finding
 from gpu_dra.core.render import charts, names
-from gpu_dra.core.render.nodes import EKS_TAINT_EFFECTS, NODE_GROUP_LABEL
+from gpu_dra.core.render.nodes import EKS_TAINT_EFFECTS, ENVIRONMENT_TAG, NODE_GROUP_LABEL
 from gpu_dra.core.yamlsource import format_path
 
 RESOURCE_TYPES = {
@@ -115,7 +115,7 @@ class Context:
     """The target cluster and the stack's facts, from the pack config."""
 
     target: Target = Target()
-    environment: str = "dev"
+    environment: str | None = None  # the pack config's; None: the pack runs without one (see environment_of)
     chart: ChartName = ChartName.dra_driver_nvidia_gpu
     chart_version: str = DEFAULT_CHART_VERSION
     driver_gates: dict[str, bool] = field(default_factory=dict)
@@ -161,6 +161,20 @@ def minor(version: Any) -> str:
     return ".".join(parts[:2]) if len(parts) >= 2 else str(version)
 
 
+ENVIRONMENTS = ("dev", "staging", "prod")
+
+
+def environment_of(context: Context, resource: Resource | None = None) -> str:
+    """The stack's environment: the pack config's. A pack run without `--policy-pack-config` fails closed: the
+    environment the cluster's gpu-dra.io/environment tag names where `resource` carries it (the EKS cluster), else
+    prod, so that a prod cluster's violations are not waved through as dev's."""
+    if context.environment is not None:
+        return context.environment
+    tags = resource.props.get("tags") if resource is not None else None
+    tagged = tags.get(ENVIRONMENT_TAG) if isinstance(tags, Mapping) else None
+    return tagged if tagged in ENVIRONMENTS else "prod"
+
+
 def context_from(config: Mapping[str, Any]) -> Context:
     """The stack facts of one policy's config section (see gpu_dra.cli.check.pack_config for what it holds)."""
     chart = ChartName(config.get("chart", ChartName.dra_driver_nvidia_gpu.value))
@@ -173,7 +187,8 @@ def context_from(config: Mapping[str, Any]) -> Context:
                     {str(k): bool(v) for k, v in (config.get("featureGates") or {}).items()}, level)
     classes = config.get("deviceClasses")
     today = datetime.date.fromisoformat(str(config["today"])) if config.get("today") else datetime.date.today()
-    return Context(target, str(config.get("environment", "dev")), chart, chart_version,
+    environment = config.get("environment")
+    return Context(target, str(environment) if environment is not None else None, chart, chart_version,
                    {str(k): bool(v) for k, v in (config.get("driverGates") or {}).items()},
                    dict(config.get("chartValues") or {}),
                    {str(k): [str(e) for e in v] for k, v in classes.items()} if isinstance(classes, Mapping) else None,
