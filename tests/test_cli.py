@@ -209,3 +209,16 @@ def test_in_process_runs_equal_a_process(tmp_path: Path, argv: tuple[str, ...]) 
     assert (in_process.returncode, in_process.stdout, in_process.stderr) == (
         process.returncode, process.stdout, process.stderr)
     assert in_process.stdout or in_process.stderr  # each says something: the comparison compares something
+
+
+def test_sarif_rules_default_to_their_level_in_prod() -> None:
+    """Code scanning shows a rule's default level where a result has none: a rule mandatory in prod is an error
+    (it said "warning" unless the rule was mandatory everywhere); an always-advisory rule stays a warning."""
+    from gpu_dra.cli.check import as_sarif
+    from gpu_dra.core import policy
+
+    rules = as_sarif([], "0")["runs"][0]["tool"]["driver"]["rules"]
+    levels = {r["id"]: r["defaultConfiguration"]["level"] for r in rules if r["id"] != "config"}
+    assert levels["eks-hardening"] == "error" and levels["no-alpha-in-production"] == "error"
+    assert {name for name, level in levels.items() if level == "warning"} == {
+        rule.name for rule in policy.RULES if rule.always_advisory}

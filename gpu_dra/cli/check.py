@@ -490,11 +490,17 @@ def config_results(broken: Mapping[str, Sequence[Finding]]) -> list[dict[str, An
             for finding, stacks in stacks_of.items()]
 
 
+_SARIF_LEVEL = {policy.MANDATORY: "error", policy.ADVISORY: "warning"}
+
+
 def as_sarif(found: list[Verdict], version: str,
              broken: Mapping[str, Sequence[Finding]] | None = None) -> dict[str, Any]:
     """The violations, and the config errors of `broken` stacks, as code-scanning results on their file lines."""
+    # A rule's default level is its level in prod, the strictest a stack runs it at (it said "warning" for rules
+    # mandatory in prod); each result carries its own stack's level.
     rules = [{"id": rule.name, "shortDescription": {"text": rule.description},
-              "defaultConfiguration": {"level": "error" if rule.everywhere else "warning"}} for rule in policy.RULES]
+              "defaultConfiguration": {"level": _SARIF_LEVEL[policy.default_enforcement(rule, "prod")]}}
+             for rule in policy.RULES]
     results = config_results(broken or {})
     for verdict in found:
         finding = verdict.finding
