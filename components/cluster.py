@@ -18,6 +18,7 @@ import pulumi_kubernetes as k8s
 from pulumi.runtime.config import is_config_secret
 
 from gpu_dra.core.config.models import AccessEntry, Cluster, NodeGroup, Platform, Scaling, Stack
+from gpu_dra.core.facts import labels
 from gpu_dra.core.render import names, network, nodes
 
 # EKS access policies by their config name
@@ -114,7 +115,7 @@ def _launch_template(name: str, group: NodeGroup, settings: nodes.LaunchTemplate
         instance_market_options={"market_type": "capacity-block"} if settings.capacity_block else None,
         capacity_reservation_specification={"capacity_reservation_target": {
             "capacity_reservation_id": group.capacity_reservation_id}} if settings.capacity_block else None,
-        tag_specifications=[{"resource_type": "instance", "tags": {"gpu-dra.io/node-group": group.name}}],
+        tag_specifications=[{"resource_type": "instance", "tags": {labels.NODE_GROUP_LABEL: group.name}}],
         opts=opts)
 
 
@@ -181,7 +182,7 @@ class EksCluster(pulumi.ComponentResource):
             # cluster.ts:698-700) and the add-on below adopts it.
             use_default_vpc_cni=True,
             upgrade_policy=aws.eks.ClusterUpgradePolicyArgs(support_type=config.upgrade_policy.value),
-            tags={nodes.STACK_TAG: stack.name, nodes.ENVIRONMENT_TAG: stack.config.environment.value},
+            tags={labels.STACK_TAG: stack.name, labels.ENVIRONMENT_TAG: stack.config.environment.value},
             opts=protected)
 
         system = config.system_node_group
@@ -190,7 +191,7 @@ class EksCluster(pulumi.ComponentResource):
             node_group_name_prefix=f"{name}-system-", instance_types=list(system.instance_types),
             ami_type=system.ami_type, subnet_ids=private_subnets,
             scaling_config=_scaling(system.scaling),
-            labels=dict([nodes.SYSTEM_NODE_LABEL]), disk_size=system.disk_size, opts=child)
+            labels=dict([labels.SYSTEM_NODE_LABEL]), disk_size=system.disk_size, opts=child)
         self._addons(name, system_group, child)
 
         self.system_node_group = system_group

@@ -14,9 +14,9 @@ from gpu_dra.core.analysis import inventory as inv
 from gpu_dra.core.config.loader import load_stack
 from gpu_dra.core.data import helm_merge
 from gpu_dra.core.dra.scheduling import schedules_on
+from gpu_dra.core.facts.labels import ALLOCATION_LABEL
 from gpu_dra.core.findings import ConfigError
 from gpu_dra.core.render import charts
-from gpu_dra.core.render.nodes import ALLOCATION_LABEL
 
 from .conftest import ROOT, Project
 from .test_cli import gpu_dra

@@ -22,16 +22,15 @@ import yaml
 from gpu_dra.core.analysis.allocator import PREVENTING_EFFECTS, Features, tolerates
 from gpu_dra.core.analysis.explain import Explainer, TaintRuleError, classes_from_objects, features_for, taint_rule_gate
 from gpu_dra.core.analysis.inventory import Inventory, from_documents
-from gpu_dra.core.config.models import DEVICE_PLUGIN_NODE_LABEL, DRA_NODE_LABEL
 from gpu_dra.core.data import mapping
 from gpu_dra.core.dra.objects import DeviceTaint, ResourceClaim, ResourceSlice, parse_claim, parse_device_class
 from gpu_dra.core.dra.quantity import QuantityError, parse_quantity
 from gpu_dra.core.facts import gates
 from gpu_dra.core.facts.hardware import INSTANCE_TYPES
+from gpu_dra.core.facts.labels import ALLOCATION_LABEL, DEVICE_PLUGIN_NODE_LABEL, DRA_NODE_LABEL
 from gpu_dra.core.facts.nvidia import DEVICE_PLUGIN_GPU, DRIVER_NAME
 from gpu_dra.core.findings import ERROR, WARNING, Finding
 from gpu_dra.core.render.manifests import MANAGED_BY
-from gpu_dra.core.render.nodes import ALLOCATION_LABEL
 from gpu_dra.core.yamlsource import Located
 
 # rule -> (severity, what it catches): the SARIF rules and `--help` read these.

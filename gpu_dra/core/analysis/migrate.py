@@ -40,8 +40,6 @@ from gpu_dra.core.analysis.pods import (
 )
 from gpu_dra.core.analysis.pools import Node
 from gpu_dra.core.config.models import (
-    DEVICE_PLUGIN_NODE_LABEL,
-    GPU_TAINT_KEY,
     AllocationCount,
     AllocationMode,
     ClaimTemplate,
@@ -61,15 +59,15 @@ from gpu_dra.core.dra.quantity import QuantityError, parse_quantity
 from gpu_dra.core.dra.scheduling import schedules_on, why_not_on
 from gpu_dra.core.facts import engine_shapes, gates
 from gpu_dra.core.facts.hardware import INSTANCE_TYPES
+from gpu_dra.core.facts.labels import (
+    DEVICE_PLUGIN_NODE_LABEL,
+    DEVICE_PLUGIN_SOURCE_LABEL,
+    GPU_TAINT_KEY,
+    SYSTEM_NODE_LABEL,
+)
 from gpu_dra.core.facts.nvidia import DEVICE_PLUGIN_GPU, DEVICE_PLUGIN_MIG_PREFIX, DRA_CHART_DEFAULTS
 from gpu_dra.core.render import charts, manifests
-from gpu_dra.core.render.nodes import (
-    DEVICE_PLUGIN_SOURCE_LABEL,
-    SYSTEM_NODE_LABEL,
-    node_labels,
-    node_taints,
-    well_known_labels,
-)
+from gpu_dra.core.render.nodes import node_labels, node_taints, well_known_labels
 from gpu_dra.core.yamlsource import Loc, Located, format_path
 
 GPU, MIG_PREFIX = DEVICE_PLUGIN_GPU, DEVICE_PLUGIN_MIG_PREFIX

@@ -39,6 +39,7 @@ from gpu_dra.core.facts.eks import (
 )
 from gpu_dra.core.facts.gates import DEFAULT_KUBERNETES_VERSION
 from gpu_dra.core.facts.hardware import GPU_MODELS, INSTANCE_TYPES
+from gpu_dra.core.facts.labels import DEVICE_PLUGIN_NODE_LABEL, GPU_DRA_LABEL_PREFIX
 from gpu_dra.core.facts.nvidia import CHART_VERSION_PATTERN, DEFAULT_CHART_VERSION, DRIVER_NAME
 
 SUPPORTED_KUBERNETES_VERSIONS = ("1.34", "1.35", "1.36")
@@ -523,17 +524,6 @@ class Taint(Model):
     effect: TaintEffect = TaintEffect.NoSchedule
 
 
-# The label one of the DRA chart's kubelet-plugin affinity terms admits, and the taint the plugin tolerates
-# (kubeletPlugin.affinity and .tolerations in
-# kubernetes-sigs/dra-driver-nvidia-gpu@v0.4.1:deployments/helm/dra-driver-nvidia-gpu/values.yaml). gpu-dra sets the
-# label on DRA groups so that affinity admits them, but it says nothing about how a node allocates GPUs: from
-# Kubernetes 1.35 the AL2023 nodeadm puts it on every node with an NVIDIA PCI device, device-plugin nodes included
-# (awslabs/amazon-eks-ami@v20260209:nodeadm/internal/kubelet/config.go, PR #2607, still in v20260724). Which plugin
-# serves a node is gpu-dra's own label, gpu-dra.io/allocation (dra or device-plugin).
-DRA_NODE_LABEL = ("nvidia.com/gpu.present", "true")
-GPU_TAINT_KEY = "nvidia.com/gpu"
-DEVICE_PLUGIN_NODE_LABEL = ("gpu-dra.io/allocation", "device-plugin")
-GPU_DRA_LABEL_PREFIX = "gpu-dra.io/"
 
 
 def _node_group_key_problems(group: NodeGroup) -> list[tuple[str | tuple[str, ...], str]]:

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 
 from gpu_dra.core.data import UNKNOWN
 from gpu_dra.core.facts.eks import EXTENDED_PRICE_PER_HOUR, STANDARD_PRICE_PER_HOUR, SUPPORT_CALENDAR
+from gpu_dra.core.facts.labels import NODE_GROUP_LABEL
 from gpu_dra.core.findings import Finding
 from gpu_dra.core.policy.resources import (
     EKS_CLUSTER_TYPE,
@@ -20,7 +21,6 @@ from gpu_dra.core.policy.resources import (
     minor,
     not_judged,
 )
-from gpu_dra.core.render.nodes import NODE_GROUP_LABEL
 
 _PROTECT_IT = "set the resource option protect"
 

@@ -18,9 +18,10 @@ from typing import Any
 from gpu_dra.core.data import UNKNOWN
 from gpu_dra.core.dra.scheduling import why_not_on
 from gpu_dra.core.facts.hardware import INSTANCE_TYPES
+from gpu_dra.core.facts.labels import ALLOCATION_LABEL
 from gpu_dra.core.findings import Finding
 from gpu_dra.core.policy.resources import Context, Resource, error, node_groups, not_judged, stack_of
-from gpu_dra.core.render.nodes import ALLOCATION_LABEL, well_known_labels
+from gpu_dra.core.render.nodes import well_known_labels
 
 RULE = "legacy-workloads-placed"
 DEVICE_PLUGIN = "device-plugin"

@@ -12,6 +12,7 @@ from gpu_dra.core.analysis.allocator import MAX_RESULTS
 from gpu_dra.core.data import UNKNOWN
 from gpu_dra.core.dra.objects import DeviceChoice, DeviceClass, ResourceClaim
 from gpu_dra.core.dra.quantity import QuantityError, parse_quantity
+from gpu_dra.core.facts.labels import ALLOCATION_LABEL, NODE_GROUP_LABEL
 from gpu_dra.core.facts.nvidia import DEFAULT_CHART_VERSION
 from gpu_dra.core.findings import Finding
 from gpu_dra.core.policy.resources import (
@@ -30,7 +31,6 @@ from gpu_dra.core.policy.resources import (
 )
 from gpu_dra.core.render import charts
 from gpu_dra.core.render.manifests import ADMIN_ACCESS_LABEL, CLAIMS_QUOTA, device_quota_name
-from gpu_dra.core.render.nodes import ALLOCATION_LABEL, NODE_GROUP_LABEL
 from gpu_dra.core.yamlsource import Loc, format_path
 
 

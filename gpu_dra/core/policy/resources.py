@@ -29,10 +29,11 @@ from gpu_dra.core.config.models import ChartName, DraDriver
 from gpu_dra.core.data import UNKNOWN, plain, unknown_paths
 from gpu_dra.core.dra.objects import DeviceClass, ResourceClaim, parse_object
 from gpu_dra.core.facts.gates import DEFAULT_KUBERNETES_VERSION
+from gpu_dra.core.facts.labels import ENVIRONMENT_TAG, NODE_GROUP_LABEL
 from gpu_dra.core.facts.nvidia import DEFAULT_CHART_VERSION, DEFAULT_LEVEL
 from gpu_dra.core.findings import ERROR, NOT_JUDGED, Finding
 from gpu_dra.core.render import charts, names
-from gpu_dra.core.render.nodes import EKS_TAINT_EFFECTS, ENVIRONMENT_TAG, NODE_GROUP_LABEL
+from gpu_dra.core.render.nodes import EKS_TAINT_EFFECTS
 from gpu_dra.core.yamlsource import format_path
 
 RESOURCE_TYPES = {

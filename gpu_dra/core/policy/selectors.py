@@ -26,6 +26,7 @@ from gpu_dra.core.dra.cel import CompileError, check_selector, compile_selector,
 from gpu_dra.core.dra.cel.lexer import device_lookups, tokenize
 from gpu_dra.core.dra.objects import DeviceClass, ResourceClaim
 from gpu_dra.core.facts import nvidia
+from gpu_dra.core.facts.labels import ALLOCATION_LABEL
 from gpu_dra.core.findings import Finding
 from gpu_dra.core.policy.resources import (
     RESOURCE_TYPES,
@@ -40,7 +41,6 @@ from gpu_dra.core.policy.resources import (
     stack_of,
     unknown_objects,
 )
-from gpu_dra.core.render.nodes import ALLOCATION_LABEL
 from gpu_dra.core.yamlsource import format_path
 
 

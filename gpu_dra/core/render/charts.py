@@ -13,8 +13,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpu_dra.core.config.models import (
-    DRA_NODE_LABEL,
-    GPU_TAINT_KEY,
     AllocationMode,
     ChartName,
     DriverSource,
@@ -24,13 +22,15 @@ from gpu_dra.core.config.models import (
     StackConfig,
 )
 from gpu_dra.core.dra.scheduling import schedules_on
-from gpu_dra.core.facts.nvidia import DEVICE_PLUGIN_CHART_DEFAULTS, DRA_CHART_DEFAULTS
-from gpu_dra.core.render.nodes import (
+from gpu_dra.core.facts.labels import (
     ALLOCATION_LABEL,
     DEVICE_PLUGIN_SOURCE_LABEL,
+    DRA_NODE_LABEL,
+    GPU_TAINT_KEY,
     SYSTEM_NODE_LABEL,
-    device_plugin_source,
 )
+from gpu_dra.core.facts.nvidia import DEVICE_PLUGIN_CHART_DEFAULTS, DRA_CHART_DEFAULTS
+from gpu_dra.core.render.nodes import device_plugin_source
 
 DRIVER_ROOTS = {DriverSource.host: "/", DriverSource.gpu_operator: "/run/nvidia/driver"}
 

@@ -15,9 +15,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpu_dra.core.config.models import (
-    DEVICE_PLUGIN_NODE_LABEL,
-    DRA_NODE_LABEL,
-    GPU_TAINT_KEY,
     AllocationMode,
     AmiType,
     CapacityType,
@@ -27,15 +24,15 @@ from gpu_dra.core.config.models import (
     TaintEffect,
 )
 from gpu_dra.core.facts.hardware import INSTANCE_TYPES
+from gpu_dra.core.facts.labels import (
+    ALLOCATION_LABEL,
+    DEVICE_PLUGIN_NODE_LABEL,
+    DEVICE_PLUGIN_SOURCE_LABEL,
+    DRA_NODE_LABEL,
+    GPU_TAINT_KEY,
+    NODE_GROUP_LABEL,
+)
 
-ALLOCATION_LABEL = DEVICE_PLUGIN_NODE_LABEL[0]  # dra or device-plugin
-NODE_GROUP_LABEL = "gpu-dra.io/node-group"  # also the instances' tag
-# Tags on the cluster: which stack and environment it serves (the policy pack reads the environment from it).
-STACK_TAG = "gpu-dra.io/stack"
-ENVIRONMENT_TAG = "gpu-dra.io/environment"
-# Which device plugin serves a device-plugin group: Bottlerocket's built-in one, or NVIDIA's chart (AL2023 ships none).
-DEVICE_PLUGIN_SOURCE_LABEL = "gpu-dra.io/device-plugin"
-SYSTEM_NODE_LABEL = ("gpu-dra.io/role", "system")
 EKS_TAINT_EFFECTS = {"NoSchedule": "NO_SCHEDULE", "NoExecute": "NO_EXECUTE", "PreferNoSchedule": "PREFER_NO_SCHEDULE"}
 
 # Bottlerocket NVIDIA variants run NVIDIA's device plugin unless told not to (Bottlerocket >= 1.63.0, bottlerocket
