@@ -118,6 +118,18 @@ def test_outside_a_project_is_a_usage_error(tmp_path: Path) -> None:
     assert "no gpu-dra project" in result.stderr
 
 
+def test_a_renamed_project_is_named_with_what_to_do(project: Project) -> None:
+    """Renaming the project in Pulumi.yaml made every verb say "run inside the project or pass --project-dir",
+    which the user had done."""
+    pulumi_yaml = project.root / "Pulumi.yaml"
+    pulumi_yaml.write_text(pulumi_yaml.read_text().replace("name: gpu-dra", "name: my-gpus", 1))
+    result = gpu_dra("check", "--stack", "dev", cwd=project.root / "stacks")
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.startswith(f"gpu-dra: {pulumi_yaml} names the project 'my-gpus', and gpu-dra reads the "
+                                    "project named gpu-dra"), result.stderr
+    assert "Set `name: gpu-dra` there" in result.stderr
+
+
 def test_schema_describes_stack_and_team_files() -> None:
     stack = json.loads(gpu_dra("schema", "stack").stdout)
     config = stack["properties"]["config"]

@@ -270,6 +270,7 @@ def check_kubernetes_version(version: str | None) -> None:
 def find_project_root(start: Path) -> Path:
     from gpu_dra.core.yamlsource import read_yaml
 
+    other: tuple[Path, object] | None = None  # the nearest Pulumi.yaml naming another project
     try:
         for directory in (start, *start.parents):
             project = directory / "Pulumi.yaml"
@@ -277,9 +278,15 @@ def find_project_root(start: Path) -> Path:
                 data = read_yaml(project, str(project)).data
                 if isinstance(data, dict) and data.get("name") == "gpu-dra":
                     return directory
+                other = other or (project, data.get("name") if isinstance(data, dict) else None)
     except OSError as error:  # a name too long, a folder that cannot be searched
         raise UsageError(f"{cut(str(start))}: cannot look for the gpu-dra project there: "
                          f"{error.strerror or error}") from None
+    if other is not None:  # a renamed project: "pass --project-dir" would not help
+        raise UsageError(f"{cut(str(other[0]))} names the project {cut(str(other[1]), 60)!r}, and gpu-dra reads the "
+                         "project named gpu-dra: its stack files' config is gpu-dra:..., and every resource's URN "
+                         "carries the project's name, so a renamed project is a new Pulumi project with new state. "
+                         "Set `name: gpu-dra` there, or pass --project-dir to the gpu-dra project")
     raise UsageError(f"no gpu-dra project (Pulumi.yaml with name: gpu-dra) at or above {cut(str(start))}; "
                      "run inside the project or pass --project-dir")
 
