@@ -21,13 +21,11 @@ under `secure:` is marked secret for the program, as the Pulumi CLI marks it.
 from __future__ import annotations
 
 import concurrent.futures
-import contextlib
-import gc
 import json
 import logging
 import runpy
 import sys
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,6 +42,7 @@ from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
 
 from gpu_dra.core.config.loader import SECRET_PLACEHOLDER
 from gpu_dra.core.data import plain
+from gpu_dra.core.yamlsource import collector_paused
 
 PROJECT = "gpu-dra"
 SECRET = "[secret]"  # what is recorded in place of a secret value
@@ -265,7 +264,13 @@ def run_program(root: Path, stack: str, config: dict[str, Any], validated: Any =
     def program_main() -> None:
         runpy.run_path(program, run_name="__main__", init_globals={"VALIDATED_STACK": validated})
 
-    with _collector_paused():
+    # No collection inside a run, and what the first run of a process leaves (the SDKs' modules the program imports,
+    # a million objects that live to the end) is moved out of the collector's sight: it scanned them again and again,
+    # a tenth of a check of the repository's stacks, and a run makes a few tens of thousands of objects of garbage.
+    # A later run's garbage is collected after it as before; the frozen first one's stays (a few MB, once a process).
+    first_run = not _frozen
+    _frozen.append(True)
+    with collector_paused(keep=first_run):
         _ensure_event_loop().set_default_executor(_Inline())
         _sync_await(run_pulumi_func(program_main))
         root_stack = get_root_resource()
@@ -274,23 +279,4 @@ def run_program(root: Path, stack: str, config: dict[str, Any], validated: Any =
     return ProgramRun(stack=stack, resources=resources, outputs=plain(outputs))
 
 
-@contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    """No garbage collection inside a program run, and what the first run of a process leaves (the SDKs' modules the
-    program imports, a million objects that live to the end) is moved out of the collector's sight (`gc.freeze`):
-    the collector scanned them again and again, a tenth of a check of the repository's stacks (its three young-
-    generation passes took 0.1 s), and a run makes a few tens of thousands of objects of garbage. A later run's
-    garbage is collected after it as before, the frozen first one's stays (a few MB, once per process)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if not _frozen:
-            gc.freeze()
-            _frozen.append(True)
-        if enabled:
-            gc.enable()
-
-
-_frozen: list[bool] = []  # whether this process froze what its first run left
+_frozen: list[bool] = []  # whether this process has run the program (and frozen what that run left)

@@ -38,8 +38,6 @@ remembered readings and as many message, caller and pair shapes.
 from __future__ import annotations
 
 import codecs
-import contextlib
-import gc
 import json
 import multiprocessing
 import os
@@ -53,6 +51,7 @@ from typing import IO, Any, NamedTuple
 import re2
 
 from gpu_dra.core.workers import leave_signals_to_the_parent, signals_held
+from gpu_dra.core.yamlsource import collector_paused
 
 # Callers (Go files) of the DRA code, in kubernetes/kubernetes (master, 2026) and kubernetes/dynamic-resource-allocation
 # @v0.35.0: pkg/scheduler/framework/plugins/dynamicresources/ (dynamicresources.go, allocateddevices.go,
@@ -923,19 +922,6 @@ def _text_blocks(chunks: Iterable[bytes], export: bool, notes: list[str]) -> tup
     return (_export_blocks(chunks, notes), _EXPORT_ERRORS) if export else (_line_blocks(chunks), _LOG_ERRORS)
 
 
-@contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    """The garbage collector waits while a log is read: its lines make millions of short-lived objects and the
-    records make no reference cycles, while every collection of the oldest generation walks all the records."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
 def scan(stream: IO[bytes], only_pod: str | None = None, on_line: Callable[[KeptLine], None] | None = None,
          block_size: int = BLOCK) -> LogReport:
     """Keep the DRA lines, per pod. The scheduler handles one pod per scheduling cycle, so allocator lines, which
@@ -943,7 +929,7 @@ def scan(stream: IO[bytes], only_pod: str | None = None, on_line: Callable[[Kept
     report = LogReport()
     head = _read_head(stream)
     blocks, errors = _text_blocks(_chunks(stream, block_size, head=head), is_cloudwatch_export(head), report.notes)
-    with _collector_paused():
+    with collector_paused():  # a log's lines make millions of short-lived objects, its records no cycles
         _scan_blocks(blocks, errors, report, _Pods(report.pods), "", only_pod, on_line)
         for log in report.pods.values():
             log.settle()
@@ -1059,7 +1045,7 @@ def _scan_part(path: str, start: int, end: int, block_size: int, export: bool = 
     pods = _Pods(report.pods)
     if start:
         pods.kept_first = _BEFORE_ANY_POD  # the pod of the part before: whether its record lasts is the join's
-    with open(path, "rb") as stream, _collector_paused():
+    with open(path, "rb") as stream, collector_paused():
         stream.seek(start)
         blocks, errors = _text_blocks(_chunks(stream, block_size, end - start), export, report.notes)
         last_pod = _scan_blocks(blocks, errors, report, pods, _BEFORE_ANY_POD if start else "", None, None)
