@@ -569,8 +569,12 @@ class NodeGroup(Model):
                            description="Root volume (gp3) in GiB; GPU images need at least 100")
     driver: DriverSource = DriverSource.host
     multi_node_nvlink: bool = Field(default=False, description="Nodes join NVLink domains (ComputeDomains)")
-    labels: dict[str, str] = Field(default_factory=dict)
-    taints: list[Taint] = Field(default_factory=list)
+    labels: dict[str, str] = Field(
+        default_factory=dict, description="Kubernetes labels on the nodes; not gpu-dra.io/ ones (gpu-dra's own), nor "
+                                          "keys containing a prefix EKS reserves: kubernetes.io/, k8s.io/, "
+                                          "eks.amazonaws.com/")
+    taints: list[Taint] = Field(default_factory=list, description="Taints on the nodes; the same key prefixes as "
+                                                                  "labels are refused")
 
     @model_validator(mode="after")
     def _consistent(self) -> NodeGroup:

@@ -59,7 +59,9 @@ EXTENDED_PRICE_PER_HOUR = "0.60"
 # Label and taint key prefixes the EKS API refuses on a managed node group (CreateNodegroup, UpdateNodegroupConfig):
 # "Label cannot contain reserved prefixes [kubernetes.io/, k8s.io/, eks.amazonaws.com/]", and the same for taints
 # (the API's own error, quoted in aws/containers-roadmap#1451 and eksctl-io/eksctl#4006). "contain": a subdomain of
-# them, such as node-role.kubernetes.io/, is refused too (containers-roadmap#1451 asks for exactly that one).
+# them, such as node-role.kubernetes.io/, is refused too (containers-roadmap#1451 asks for exactly that one). The
+# message is quoted from those threads (2021-2022); the EKS API reference does not list the prefixes: re-check it
+# against CreateNodegroup's answer where a deploy is possible.
 RESERVED_NODE_GROUP_KEY_PREFIXES = ("kubernetes.io/", "k8s.io/", "eks.amazonaws.com/")
 
 
