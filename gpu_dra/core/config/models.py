@@ -573,8 +573,8 @@ class NodeGroup(Model):
         default_factory=dict, description="Kubernetes labels on the nodes; not gpu-dra.io/ ones (gpu-dra's own), nor "
                                           "keys containing a prefix EKS reserves: kubernetes.io/, k8s.io/, "
                                           "eks.amazonaws.com/")
-    taints: list[Taint] = Field(default_factory=list, description="Taints on the nodes; the same key prefixes as "
-                                                                  "labels are refused")
+    taints: list[Taint] = Field(default_factory=list, description="Taints on the nodes; not keys containing a "
+                                                                  "prefix EKS reserves, as for labels")
 
     @model_validator(mode="after")
     def _consistent(self) -> NodeGroup:
