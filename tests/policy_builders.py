@@ -1,6 +1,6 @@
 """A minimal valid stack as the program registers it (component inputs, camelCase, numbers as floats), and helpers
 to change one field of it and run every rule the way the Pulumi engine runs the pack: the registrations become the
-engine's requests (gpu_dra.core.facts.engine_shapes: remote components with no inputs, their children, outputs), and
+engine's requests (gpu_dra.core.policy.engine: remote components with no inputs, their children, outputs), and
 pulumi-policy's analyzer service answers them with the pack's policies (gpu_dra.cli.check.analyze). The happy path
 the policy tests mutate, one field per case.
 
@@ -24,8 +24,8 @@ from gpu_dra.cli import check
 from gpu_dra.cli.offline import mock_outputs
 from gpu_dra.core import policy
 from gpu_dra.core.facts import gates
-from gpu_dra.core.facts.engine_shapes import EngineResource, Registered, engine_view
 from gpu_dra.core.findings import Finding
+from gpu_dra.core.policy.engine import EngineResource, Registered, engine_view
 from gpu_dra.core.render.manifests import ADMIN_ACCESS_LABEL
 
 from .conftest import named

@@ -13,9 +13,9 @@ from gpu_dra.cli import check
 from gpu_dra.cli.offline import ProgramRun, Registration, run_program
 from gpu_dra.core import policy
 from gpu_dra.core.config.loader import build_stack, load_stack, stack_values
-from gpu_dra.core.facts.engine_shapes import UNKNOWN, EngineResource
 from gpu_dra.core.findings import NOT_JUDGED
 from gpu_dra.core.policy import selectors
+from gpu_dra.core.policy.engine import ENGINE_UNKNOWN, EngineResource
 from gpu_dra.core.policy.resources import node_groups
 from gpu_dra.core.render import nodes
 
@@ -130,9 +130,10 @@ def test_a_new_template_for_the_group_leaves_its_claims_unjudged_not_failed() ->
     type is unknown, so a claim only it could serve is not judged rather than reported unsatisfiable."""
     def replaced(r: EngineResource) -> EngineResource:
         if r.type == TEMPLATE_TYPE and r.name == GROUP:
-            return dataclasses.replace(r, outputs={**r.outputs, "id": UNKNOWN, "latestVersion": UNKNOWN})
+            return dataclasses.replace(r, outputs={**r.outputs, "id": ENGINE_UNKNOWN, "latestVersion": ENGINE_UNKNOWN})
         if r.type == NODE_GROUP_TYPE and r.name == GROUP:
-            return dataclasses.replace(r, outputs={**r.outputs, "launchTemplate": {"id": UNKNOWN, "version": UNKNOWN}})
+            template = {"id": ENGINE_UNKNOWN, "version": ENGINE_UNKNOWN}
+            return dataclasses.replace(r, outputs={**r.outputs, "launchTemplate": template})
         return r
     config = check.pack_config(load_stack(ROOT, "prod"))
     for section in config.values():

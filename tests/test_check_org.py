@@ -4,6 +4,8 @@ analyzer and the mock run repeated for every policy and every resource is done o
 
 from __future__ import annotations
 
+import builtins
+import io
 import json
 import traceback
 from pathlib import Path
@@ -16,7 +18,7 @@ from google.protobuf import json_format
 from bench.organisation import organisation_project
 from gpu_dra.cli import check
 from gpu_dra.cli.offline import run_program
-from gpu_dra.core import policy
+from gpu_dra.core import policy, yamlsource
 from gpu_dra.core.config.loader import build_stack, stack_values
 from gpu_dra.core.policy import resources as policy_resources
 
@@ -145,3 +147,31 @@ def test_a_selector_refused_on_one_stack_is_refused_on_the_next(tmp_path: Path) 
     refused = {entry["stack"]: [v for v in entry["violations"] if v["policy"] == "dra-cel-compiles"]
                for entry in json.loads(result.stdout)["stacks"]}
     assert set(refused) == {"dev-00", "staging-01"} and all(len(v) == 1 for v in refused.values()), refused
+
+
+def test_a_check_run_reads_and_parses_each_project_file_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The loader keeps the stack and team files it read (LoadedStack), and what follows it in a check (the named
+    workloads' lines, each finding's line) reads them there: over stacks sharing team files, each is opened and
+    parsed once in the run."""
+    opened: list[str] = []
+    parsed: list[str] = []
+    real_open, real_parse = io.open, yamlsource.parse_documents
+
+    def counted_open(file: Any, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(file, str | Path) and Path(file).parent.name in ("stacks", "teams"):
+            opened.append(Path(file).name)
+        return real_open(file, *args, **kwargs)
+
+    def counted_parse(text: str, display: str, *args: Any, **kwargs: Any) -> Any:
+        parsed.append(Path(display).name)
+        return real_parse(text, display, *args, **kwargs)
+
+    monkeypatch.setattr(io, "open", counted_open)
+    monkeypatch.setattr(builtins, "open", counted_open)
+    monkeypatch.setattr(yamlsource, "parse_documents", counted_parse)
+    found, broken = check.check_stacks(ROOT, ["staging", "prod"])
+    assert not broken and found
+    project_files = {p.name for p in (ROOT / "stacks").rglob("*.yaml")}
+    assert {"Pulumi.prod.yaml", "ops.yaml", "training.yaml"} < set(opened)  # ops names a workload; both host training
+    assert sorted(opened) == sorted(set(opened)), opened  # each once
+    assert sorted(name for name in parsed if name in project_files) == sorted(opened), parsed

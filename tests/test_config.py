@@ -621,3 +621,24 @@ def test_a_stack_holds_at_most_500_claim_templates(project: Project) -> None:
     assert problem.message.startswith("the teams hosted hold 603 claim templates (training 100, inference 2, ops 1, "
                                       "team0 100, ")
     assert _line_of(project, problem) == "  gpu-dra:teams:"
+
+
+def test_cross_key_mistakes_of_several_rules_are_named_at_once(project: Project) -> None:
+    """Each stack rule (stack_rules.STACK_RULES) runs, and each mistake is named on its own key's line in one run."""
+    def mistakes(config: dict[str, Any]) -> None:
+        config["gpu-dra:cluster"]["accessEntries"][1]["name"] = "platform-admins"
+        config["gpu-dra:nodeGroups"][2]["name"] = "system"
+        config["gpu-dra:deviceClasses"][2]["name"] = "gpu-l40s"
+        config["gpu-dra:legacyMappings"] = [{"extendedResourceName": "nvidia.com/gpu", "deviceClass": "gpu-a10g"}]
+
+    project.edit_stack("prod", mistakes)
+    file = "stacks/Pulumi.prod.yaml"
+    located = read_yaml(project.root / file, file)
+    found = [(p.path, p.line) for p in _problems_of(project, "prod") if p.file == file]
+    keys: list[tuple[str, tuple[Any, ...]]] = [
+        ("gpu-dra:cluster.accessEntries[1].name", ("gpu-dra:cluster", "accessEntries", 1, "name")),
+        ("gpu-dra:nodeGroups[2].name", ("gpu-dra:nodeGroups", 2, "name")),
+        ("gpu-dra:deviceClasses[2].name", ("gpu-dra:deviceClasses", 2, "name")),
+        ("gpu-dra:legacyMappings[0].deviceClass", ("gpu-dra:legacyMappings", 0, "deviceClass"))]
+    assert found == [(path, located.line(("config", *loc))) for path, loc in keys]
+    assert len({line for _, line in found}) == 4

@@ -105,7 +105,7 @@ def test_the_dra_plugin_runs_on_the_dra_pools_and_the_device_plugin_on_the_legac
 
 def test_check_finds_no_shared_gpu_node_and_would_name_a_pool(existing: Project,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    def shared(verdicts: list[check.Verdict]) -> list[str]:
+    def shared(verdicts: list[check.StackFinding]) -> list[str]:
         return [v.finding.message for v in verdicts if v.finding.rule == "no-device-plugin-on-dra-nodes"]
 
     assert shared(check.check_stack(existing.root, "dev")) == []

@@ -10,15 +10,10 @@ import pytest
 import yaml
 
 from gpu_dra.core.analysis import inventory as inv
-from gpu_dra.core.analysis.explain import (
-    Explainer,
-    TaintRuleError,
-    claims_from_objects,
-    features_for,
-    in_use_from_claims,
-)
+from gpu_dra.core.analysis.explain import Explainer, TaintRuleError, features_for
 from gpu_dra.core.analysis.pools import Node
 from gpu_dra.core.config.loader import load_stack
+from gpu_dra.core.dra.claims import DeviceId, claims_from_objects, in_use_from_claims
 from gpu_dra.core.dra.objects import ResourceClaim, claim_from_devices
 from gpu_dra.core.facts import nvidia
 from gpu_dra.core.yamlsource import parse_documents
@@ -204,6 +199,17 @@ def test_explain_cli_on_a_real_dump(tmp_path: Path) -> None:
     assert ("claim ml/pair: NOT allocatable: enough devices match, but no node has a set that satisfies the "
             "constraints; matchAttribute resource.kubernetes.io/pcieRoot: on ip-100-64-147-149.ec2.internal the "
             "matching devices carry pci0000:44, pci0000:55") in result.stdout
+
+
+def test_devices_in_use_are_named_by_device_id_equal_to_the_plain_triple() -> None:
+    """pods and pending look devices in use up by the (driver, pool, device) an allocation result names: the key
+    must equal and hash as that triple, and admin access holds nothing."""
+    held = in_use_from_claims(claims_from_objects([_allocated(["gpu-0"]), {**_allocated(["gpu-1"], admin=True),
+                                                                           "metadata": {"name": "admin"}}]))
+    triple = ("gpu.nvidia.com", "ip-100-64-147-149.ec2.internal", "gpu-0")
+    assert list(held) == [DeviceId(*triple)] and held[triple] == "default/busy"
+    (key,) = held
+    assert (key.driver, key.pool, key.device) == triple
 
 
 def test_claims_from_objects_reads_templates_and_claims() -> None:

@@ -9,7 +9,8 @@ from pathlib import Path
 import yaml
 
 from gpu_dra.core.analysis.allocator import Features
-from gpu_dra.core.analysis.explain import Explainer, claims_from_objects, in_use_from_claims
+from gpu_dra.core.analysis.explain import Explainer
+from gpu_dra.core.dra.claims import claims_from_objects, in_use_from_claims
 
 from .test_cli import gpu_dra
 from .test_explain import P5, _allocated, claim, exactly, load

@@ -9,8 +9,9 @@ from typing import Any
 import yaml
 
 from gpu_dra.core.analysis import inventory as inv
-from gpu_dra.core.analysis.explain import Explainer, claims_from_objects, features_for, in_use_from_claims
+from gpu_dra.core.analysis.explain import Explainer, features_for
 from gpu_dra.core.analysis.pods import explain_pods, nodes_from_objects, pods_from_objects
+from gpu_dra.core.dra.claims import claims_from_objects, in_use_from_claims
 from gpu_dra.core.yamlsource import parse_documents
 
 P5 = Path(__file__).parent / "data" / "resourceslices" / "h100-80gb-hbm3_eks-p5_v25.12.0.yaml"

@@ -12,12 +12,16 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from gpu_dra.cli import check
 from gpu_dra.core.config.loader import load_stack
+from gpu_dra.core.findings import ConfigError
+from gpu_dra.core.policy.legacy_workloads import NamedManifest, WorkloadsEntry, needing_device_plugin
 from gpu_dra.core.policy.migration import legacy_workloads_placed
 from gpu_dra.core.policy.resources import Context
+from gpu_dra.core.yamlsource import parse_documents
 
 from .conftest import ROOT, Project
 from .test_cli import gpu_dra
@@ -190,3 +194,23 @@ def test_a_link_out_of_the_repository_is_refused(project: Project, tmp_path_fact
     assert result.returncode == 2
     assert "workloads.0: workloads/ops/gpu-diag.yaml: leads outside the repository (a link?)" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_the_core_judges_manifests_handed_to_it_as_data() -> None:
+    """policy/legacy_workloads reads no file: the shell hands it each manifest's documents with the team file entry
+    naming it, and a workload given by two manifests is refused on the second entry's line."""
+    stack = load_stack(ROOT, "prod")
+    text = (ROOT / "workloads" / "ops" / "gpu-diag.yaml").read_text()
+
+    def named(index: int, line: int, path: str) -> NamedManifest:
+        return NamedManifest(WorkloadsEntry("ops", "stacks/teams/ops.yaml", index, line), path, f"/elsewhere/{path}",
+                             parse_documents(text, path))
+
+    (found,) = needing_device_plugin(stack, [named(0, 7, "diag.yaml")])
+    assert (found["workload"], found["team"], found["teamFile"], found["line"], found["file"], found["pods"],
+            found["gpus"]) == (DIAG, "ops", "stacks/teams/ops.yaml", 7, "diag.yaml", 1, 1)
+    with pytest.raises(ConfigError) as caught:
+        needing_device_plugin(stack, [named(0, 7, "diag.yaml"), named(1, 8, "copy.yaml")])
+    (refused,) = caught.value.findings
+    assert (refused.file, refused.line, refused.path, refused.message) == (
+        "stacks/teams/ops.yaml", 8, "workloads.1", f"{DIAG} is in copy.yaml and in diag.yaml: give it once")

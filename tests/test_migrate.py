@@ -49,7 +49,7 @@ def example_plan(stack: str) -> migrate.Plan:
     return migrate.plan(loaded, workloads, claims)
 
 
-def verdicts(plan: migrate.Plan) -> dict[str, migrate.Verdict]:
+def verdicts(plan: migrate.Plan) -> dict[str, migrate.WorkloadVerdict]:
     return {v.workload.name: v for v in plan.verdicts}
 
 
@@ -85,7 +85,7 @@ def deployment(name: str, namespace: str, gpus: Any, replicas: int = 1, resource
 
 
 def containers(manifest: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    spec = migrate._pod_spec(manifest)
+    spec = migrate.pod_spec(manifest)
     yield from (*spec.get("initContainers", []), *spec["containers"])
 
 
@@ -234,7 +234,7 @@ def test_a_daemonset_needs_its_gpus_on_each_node_it_runs_on(tmp_path: Path) -> N
     # Its rewrite selects the DRA nodes where it selected the device-plugin ones: a pod on each of them, with a GPU.
     rewrite = burn.rewrite
     assert rewrite is not None
-    assert migrate._pod_spec(rewrite.manifest)["nodeSelector"] == {"gpu-dra.io/allocation": "dra"}
+    assert migrate.pod_spec(rewrite.manifest)["nodeSelector"] == {"gpu-dra.io/allocation": "dra"}
     assert (rewrite.allocatable, len(rewrite.runs_on), rewrite.reason) == (True, 4 + 8, "")  # h100 and l40s at max
 
 
@@ -303,7 +303,7 @@ def test_a_team_template_that_fits_is_used_and_names_are_not_reused(project: Pro
     [web] = found["web"].templates
     assert (web.name, web.exists, web.team_yaml) == ("one-gpu", True, None)
     rewrite = found["web"].rewrite
-    assert rewrite is not None and migrate._pod_spec(rewrite.manifest)["resourceClaims"] == [
+    assert rewrite is not None and migrate.pod_spec(rewrite.manifest)["resourceClaims"] == [
         {"name": "gpu", "resourceClaimTemplateName": "one-gpu"}]
     assert rewrite.allocatable
     assert found["notebook"].templates[0].name == "gpu-x1-2"
@@ -358,7 +358,7 @@ def test_every_rewrite_is_on_claims_and_valid_under_the_strict_schema(stack: str
             continue
         assert rewrite is not None and rewrite.schema_error is None
         k8s_schema.validate(rewrite.manifest, plan.version, strict=True)
-        spec = migrate._pod_spec(rewrite.manifest)
+        spec = migrate.pod_spec(rewrite.manifest)
         [template] = verdict.templates
         assert spec["resourceClaims"] == [{"name": "gpu", "resourceClaimTemplateName": template.name}]
         asked = [c.name for c in verdict.workload.containers if any(c.gpus.values())]
@@ -400,7 +400,7 @@ def test_explain_agrees_with_what_migrate_says_of_a_rewrite(stack: str, name: st
     assert code == (0 if verdict.rewrite.allocatable else 1), err
     assert json.loads(out)["pods"][0]["allocatable"] is verdict.rewrite.allocatable
     untolerated = copy.deepcopy(verdict.rewrite.manifest)
-    migrate._pod_spec(untolerated)["tolerations"].remove(GPU_TOLERATION)
+    migrate.pod_spec(untolerated)["tolerations"].remove(GPU_TOLERATION)
     write(files, untolerated, choice.rendered, *dra_nodes(stack))
     code, out, _ = gpu_dra(capsys, "explain", "--stack", stack, str(files), "--pod", pod, "--format", "json")
     assert code == 1 and "no node it may use" in json.loads(out)["pods"][0]["reason"]
@@ -659,9 +659,10 @@ def test_the_gpu_dra_command_has_the_verb() -> None:
 def test_a_claim_no_node_can_hold_is_judged_as_the_explain_engine_judges_it() -> None:
     """A request for more devices than match on any one node is said without running the allocator's search (seconds
     for 16 of 8 GPUs): the verdict and the words are the engine's own."""
-    from gpu_dra.core.analysis.explain import Explainer, claims_from_objects, classes_from_objects, features_for
+    from gpu_dra.core.analysis.explain import Explainer, features_for
     from gpu_dra.core.analysis.inventory import synthesize
     from gpu_dra.core.analysis.pods import explain_pods, pods_from_objects
+    from gpu_dra.core.dra.claims import claims_from_objects, classes_from_objects
 
     stack = load_stack(ROOT, "prod")
     verdict = verdicts(example_plan("prod"))["pretrain-16"]

@@ -12,6 +12,8 @@ import yaml
 
 from gpu_dra.cli import check
 from gpu_dra.core.analysis import migrate
+from gpu_dra.core.analysis.migrate import explaining, planner
+from gpu_dra.core.analysis.migrate import workloads as reading
 from gpu_dra.core.config.loader import load_stack
 from gpu_dra.core.dra import k8s_schema
 from gpu_dra.core.yamlsource import parse_documents
@@ -41,7 +43,7 @@ def _read(objects: list[dict[str, Any]], version: str = "1.35") -> list[migrate.
 @pytest.fixture
 def validations(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The versions k8s_schema.validate is called for, from now on, with no shape remembered from before."""
-    monkeypatch.setattr(migrate, "_VALID_SHAPES", set())
+    monkeypatch.setattr(reading, "_VALID_SHAPES", set())
     calls: list[str] = []
     real = k8s_schema.validate
 
@@ -84,14 +86,14 @@ def test_the_stack_s_templates_are_parsed_once_per_plan(monkeypatch: pytest.Monk
     workloads = _read(_copies(20))
     expected = [v.as_dict() for v in migrate.plan(stack, workloads).verdicts]
     parsed: list[Any] = []
-    real = migrate.claims_from_objects
+    real = explaining.claims_from_objects
 
     def counted(objects: Any) -> Any:
         objects = list(objects)
         parsed.extend(objects)
         return real(objects)
 
-    monkeypatch.setattr(migrate, "claims_from_objects", counted)
+    monkeypatch.setattr(explaining, "claims_from_objects", counted)
     assert [v.as_dict() for v in migrate.plan(stack, workloads).verdicts] == expected
     templates = sum(len(team.claim_templates) for team in stack.teams)
     # the stack's templates once, and for each rewrite the template it names
@@ -105,13 +107,13 @@ def test_the_policy_pack_places_the_teams_workloads_without_rewriting_them(monke
     workloads = _read(_copies(6))
     placed = [(v.phase, v.placement.as_dict()) for v in migrate.plan(stack, workloads).verdicts]
     rewritten: list[Any] = []
-    real = migrate.rewrite
+    real = planner.rewrite
 
     def counted(*args: Any) -> Any:
         rewritten.append(args)
         return real(*args)
 
-    monkeypatch.setattr(migrate, "rewrite", counted)
+    monkeypatch.setattr(planner, "rewrite", counted)
     assert [(v.phase, v.placement.as_dict()) for v in migrate.plan(stack, workloads, rewrites=False).verdicts] == placed
     assert check.pack_config(stack, ROOT)["legacy-workloads-placed"]["legacyWorkloads"]  # ops names gpu-diag
     assert not rewritten

@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from gpu_dra.core.analysis import migrate
+from gpu_dra.core.analysis.migrate import explaining
 from gpu_dra.core.config.loader import load_stack
 from gpu_dra.core.yamlsource import parse_documents
 
@@ -49,13 +50,13 @@ def _plan(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def explained(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The pods explained by the allocator from now on, by name."""
     calls: list[str] = []
-    real = migrate.explain_pods
+    real = explaining.explain_pods
 
     def counted(pods: Any, *args: Any, **kwargs: Any) -> Any:
         calls.extend(pod.name for pod in pods)
         return real(pods, *args, **kwargs)
 
-    monkeypatch.setattr(migrate, "explain_pods", counted)
+    monkeypatch.setattr(explaining, "explain_pods", counted)
     return calls
 
 
@@ -63,7 +64,7 @@ def test_copies_but_for_their_names_are_explained_once(explained: list[str]) -> 
     verdicts = _plan(_copies(30))
     # the Deployment's rewrite and the Pod as written, once each (the 16-GPU job is told short before the allocator
     # runs); 20 times without the sharing
-    assert explained == [f"inference/{migrate._ANY_NAME}"] * 2
+    assert explained == [f"inference/{explaining._ANY_NAME}"] * 2
     assert len(verdicts) == 30
 
 
@@ -81,14 +82,14 @@ def test_a_workload_that_says_the_shared_name_is_explained_as_itself(explained: 
     """The name pods are explained under, written in a workload (an annotation here): its pods are explained under
     their own names, so that nothing of what it wrote is renamed."""
     def annotate(obj: dict[str, Any]) -> None:
-        obj["metadata"].setdefault("annotations", {})["note"] = migrate._ANY_NAME
+        obj["metadata"].setdefault("annotations", {})["note"] = explaining._ANY_NAME
 
     together = _plan(_copies(6, annotate))
-    assert migrate._ANY_NAME not in "".join(explained)
+    assert explaining._ANY_NAME not in "".join(explained)
     assert together == [_plan([obj])[0] for obj in _copies(6, annotate)]
 
 
 def test_shared_name_is_no_workload_name() -> None:
     """Not a DNS subdomain: no workload that migrate reads is named so (metadata.object_meta_problems)."""
     with pytest.raises(migrate.MigrateError, match="metadata.name"):
-        _plan([{**APPS[1], "metadata": {**APPS[1]["metadata"], "name": migrate._ANY_NAME}}])
+        _plan([{**APPS[1], "metadata": {**APPS[1]["metadata"], "name": explaining._ANY_NAME}}])

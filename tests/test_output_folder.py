@@ -8,11 +8,12 @@ import fcntl
 import hashlib
 import os
 import shutil
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import pytest
 
-from gpu_dra.cli.output_folder import FolderError, Ownership, write_folder
+from gpu_dra.cli.manifest_files import write_manifests
+from gpu_dra.cli.output_folder import MANIFESTS, POLICY_PACK, FolderError, Record, check_folder, write_folder
 
 from .conftest import ROOT
 from .test_cli import gpu_dra
@@ -128,7 +129,7 @@ def test_a_linked_subfolder_that_holds_only_files_to_prune_is_refused(rendered: 
 
 # --------------------------------------------------------------------------------------------- the writer itself
 
-OWNED = Ownership(".record", "# written by the test\n", lambda relative: relative.endswith(".yaml"))
+OWNED = Record(".record", "# written by the test\n", lambda path: path.suffix == ".yaml")
 
 
 def test_a_failure_while_the_files_are_written_leaves_the_folder_as_it_was(tmp_path: Path) -> None:
@@ -191,3 +192,57 @@ def test_one_run_at_a_time_writes_a_folder(tmp_path: Path) -> None:
     assert _tree(out) == before
     write_folder(out, {"a/first.yaml": b"new\n"}, OWNED)
     assert (out / "a" / "first.yaml").read_text() == "new\n"
+
+
+# --------------------------------------------------------------------------------------------- the record
+
+def _namespace(name: str) -> dict[str, object]:
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+
+
+def test_a_hand_edited_manifest_record_cannot_prune_a_file_at_the_folders_top(tmp_path: Path) -> None:
+    """render, preview and migrate --write write `<namespace or _cluster>/<kind>-<name>.yaml` only: a record listing
+    the user's kustomization.yaml beside them (any .yaml counted before) does not make the next run delete it."""
+    out = tmp_path / "out"
+    write_manifests([_namespace("a"), _namespace("b")], out)
+    (out / "kustomization.yaml").write_text(PRECIOUS)
+    (out / "_cluster" / "notes.txt").write_text(PRECIOUS)
+    with open(out / MANIFESTS.name, "a") as record:
+        record.write("kustomization.yaml\n_cluster/notes.txt\n")
+    write_manifests([_namespace("a")], out)
+    assert (out / "kustomization.yaml").read_text() == PRECIOUS
+    assert (out / "_cluster" / "notes.txt").read_text() == PRECIOUS
+    assert not (out / "_cluster" / "namespace-b.yaml").exists()
+    assert (out / MANIFESTS.name).read_text().splitlines()[1:] == ["_cluster/namespace-a.yaml"]
+
+
+def test_policy_pack_takes_no_folder_holding_files_without_its_record(tmp_path: Path) -> None:
+    """The rule is the writer's, checked while it holds the folder (not only by the build before its probe); render's
+    record adopts such a folder."""
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / ".hidden").write_text(PRECIOUS)
+    for check in (lambda: check_folder(out, POLICY_PACK),
+                  lambda: write_folder(out, {"__main__.py": b"pass\n"}, POLICY_PACK)):
+        with pytest.raises(FolderError, match=f"{out} holds files and `gpu-dra policy-pack` did not make it "
+                                              f"\\(no {POLICY_PACK.name} in it\\); move it away or choose another "
+                                              "--out. Nothing was written"):
+            check()
+    assert _tree(out) == {".hidden": hashlib.sha256(PRECIOUS.encode()).hexdigest()}
+    check_folder(out, MANIFESTS)
+    write_folder(out, {"_cluster/namespace-a.yaml": b"kind: Namespace\n"}, MANIFESTS)
+    assert (out / ".hidden").read_text() == PRECIOUS
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    write_folder(empty, {"__main__.py": b"pass\n"}, POLICY_PACK)
+    assert (empty / POLICY_PACK.name).read_text().splitlines()[1:] == ["__main__.py"]
+
+
+@pytest.mark.parametrize("relative", ["kustomization.yaml", "a/b/c.yaml", "../escape/x.yaml", "a//b.yaml", "a/b.yml"])
+def test_a_file_its_record_would_not_own_is_not_written(relative: str, tmp_path: Path) -> None:
+    """The record reads back only paths of the command's shape: a file outside that shape would be taken for the
+    user's by the next run (or escape the folder), so the writer refuses it as gpu-dra's bug, writing nothing."""
+    with pytest.raises(ValueError, match=f"is not a path {MANIFESTS.name} can own"):
+        write_folder(tmp_path / "out", {"_cluster/fine.yaml": b"x\n", relative: b"x\n"}, MANIFESTS)
+    assert not (tmp_path / "out").exists() and not (tmp_path / "escape").exists()
+    assert MANIFESTS.owns(PurePosixPath("_cluster/fine.yaml"))

@@ -1,5 +1,5 @@
 """The policy pack, run as the Pulumi engine runs it: registrations become the engine's requests (remote
-components with no inputs, their children, outputs; gpu_dra.core.facts.engine_shapes) and pulumi-policy's analyzer
+components with no inputs, their children, outputs; gpu_dra.core.facts.policy.engine) and pulumi-policy's analyzer
 service answers them. Each rule on a happy-path stack (tests/policy_builders.py) with one field changed: that rule,
 and only that rule, reports it, on the resource the engine holds and at the props path it names. Then the repo's own
 stacks pass.
@@ -21,7 +21,7 @@ import pytest
 from pulumi.runtime.proto import analyzer_pb2
 
 from gpu_dra.cli import check
-from gpu_dra.cli.check import Verdict, as_sarif, check_stack, pack_config
+from gpu_dra.cli.check import StackFinding, as_sarif, check_stack, pack_config
 from gpu_dra.cli.offline import ProgramRun, Registration, run_program
 from gpu_dra.core import policy
 from gpu_dra.core.analysis.explain import Explainer
@@ -29,9 +29,9 @@ from gpu_dra.core.checks.manifest_lint import lint_object, objects_in
 from gpu_dra.core.checks.target import Target
 from gpu_dra.core.config.loader import build_stack, load_stack, stack_values
 from gpu_dra.core.data import UNKNOWN
-from gpu_dra.core.facts.engine_shapes import Registered
 from gpu_dra.core.findings import ERROR, NOT_JUDGED, Finding
 from gpu_dra.core.policy import selectors as selector_rules
+from gpu_dra.core.policy.engine import Registered
 from gpu_dra.core.render.manifests import ADMIN_ACCESS_LABEL
 from gpu_dra.core.yamlsource import parse_documents
 from gpu_dra.policypack import policies, violation_message
@@ -802,7 +802,7 @@ def test_sarif_results_come_from_the_finding_and_its_enforcement() -> None:
     finding = Finding("dra-cel-lint", ERROR, "memory is missing on vfio devices", "guard it",
                       file="stacks/teams/inference.yaml", line=12, object="urn:pulumi:dev::gpu-dra::t::n",
                       path="spec.selectors[0].cel.expression", check="unguarded-lookup")
-    results = as_sarif([Verdict("dev", policy.MANDATORY, finding), Verdict("dev", policy.ADVISORY, finding)],
+    results = as_sarif([StackFinding("dev", policy.MANDATORY, finding), StackFinding("dev", policy.ADVISORY, finding)],
                        "0")["runs"][0]["results"]
     assert [(r["ruleId"], r["level"]) for r in results] == [("dra-cel-lint", "error"), ("dra-cel-lint", "warning")]
     assert results[0]["message"]["text"] == ("[dev] spec.selectors[0].cel.expression: [unguarded-lookup] memory is "

@@ -1,6 +1,6 @@
 """The pack in the engine's shape, driven through pulumi-policy's own analyzer service (`_PolicyAnalyzerServicer`, the
 gRPC service the Pulumi CLI talks to): GetAnalyzerInfo, Configure, Analyze (inputs), AnalyzeStack (outputs), with
-unknown values as a preview sends them. The engine shapes come from gpu_dra.core.facts.engine_shapes (cited there).
+unknown values as a preview sends them. The engine shapes come from gpu_dra.core.policy.engine (cited there).
 """
 
 from __future__ import annotations
@@ -16,8 +16,9 @@ from gpu_dra.cli import check
 from gpu_dra.cli.offline import run_program
 from gpu_dra.core import policy
 from gpu_dra.core.config.loader import build_stack, stack_values
-from gpu_dra.core.facts.engine_shapes import UNKNOWN, EngineResource
+from gpu_dra.core.data import UNKNOWN
 from gpu_dra.core.findings import NOT_JUDGED
+from gpu_dra.core.policy.engine import ENGINE_UNKNOWN, EngineResource
 from gpu_dra.policypack import _Props
 
 from .conftest import ROOT, STACKS
@@ -106,13 +107,14 @@ def test_an_unknown_value_no_rule_needs_silences_nothing() -> None:
     reads change nothing; the template ids leave only the capacity-block group unjudged, whose instance type sits in
     its launch template (the group names none)."""
     resources, config = _prod()
-    arns = _with_unknown(resources, "aws:ec2/launchTemplate:LaunchTemplate", {"arn": UNKNOWN}, {"arn": UNKNOWN})
+    arns = _with_unknown(resources, "aws:ec2/launchTemplate:LaunchTemplate", {"arn": ENGINE_UNKNOWN},
+                         {"arn": ENGINE_UNKNOWN})
     analysis = check.analyze(arns, config, "prod")
     assert not any(CANT_RUN in d.message for d in analysis.diagnostics) and analysis.findings == []
     ids = _with_unknown(arns, "aws:ec2/launchTemplate:LaunchTemplate",
-                        outputs={"id": UNKNOWN, "latestVersion": UNKNOWN})
-    ids = _with_unknown(ids, "aws:eks/nodeGroup:NodeGroup", {"launchTemplate": {"id": UNKNOWN, "version": UNKNOWN}},
-                        {"launchTemplate": {"id": UNKNOWN, "version": UNKNOWN}})
+                        outputs={"id": ENGINE_UNKNOWN, "latestVersion": ENGINE_UNKNOWN})
+    template = {"id": ENGINE_UNKNOWN, "version": ENGINE_UNKNOWN}
+    ids = _with_unknown(ids, "aws:eks/nodeGroup:NodeGroup", {"launchTemplate": template}, {"launchTemplate": template})
     analysis = check.analyze(ids, config, "prod")
     assert not any(CANT_RUN in d.message for d in analysis.diagnostics)
     assert {f.severity for f in analysis.findings} == {NOT_JUDGED}
@@ -126,8 +128,8 @@ def test_every_case_is_still_caught_with_an_unknown_launch_template(case: Case) 
     """Each bad-stack case, in a preview where the launch templates are being replaced (their ARN, id and version
     unknown): the same rule reports it on the same resource at the same path."""
     resources = case.change(happy_resources(case.environment, case.kubernetes_version))
-    shaped = _with_unknown(engine(resources), "aws:ec2/launchTemplate:LaunchTemplate", {"arn": UNKNOWN},
-                           {"arn": UNKNOWN, "id": UNKNOWN, "latestVersion": UNKNOWN})
+    shaped = _with_unknown(engine(resources), "aws:ec2/launchTemplate:LaunchTemplate", {"arn": ENGINE_UNKNOWN},
+                           {"arn": ENGINE_UNKNOWN, "id": ENGINE_UNKNOWN, "latestVersion": ENGINE_UNKNOWN})
     config = pack_config_of(resources, case.config)
     found = check.analyze(shaped, config, next(iter(config.values()))["environment"]).findings
     assert {f.rule for f in found} == {case.rule}
@@ -167,7 +169,7 @@ def test_an_unknown_encryption_config_counts_as_set() -> None:
     """pulumi-eks builds encryptionConfig from the key ARN only when one is given: unknown while prod's KMS key is
     new (its first preview)."""
     resources, config = _prod(first_preview=True)
-    assert find(resources, "Cluster/gpu-prod-eksCluster").inputs["encryptionConfig"] == UNKNOWN
+    assert find(resources, "Cluster/gpu-prod-eksCluster").inputs["encryptionConfig"] == ENGINE_UNKNOWN
     found = check.analyze(resources, config, "prod").findings
     assert [f for f in found if f.rule == "eks-hardening"] == []
     without_key = mutate(happy_resources(), "Cluster/gpu-prod", ("encryptionConfigKeyArn",), DELETE)
@@ -176,7 +178,7 @@ def test_an_unknown_encryption_config_counts_as_set() -> None:
 
 
 def test_an_unknown_endpoint_setting_is_not_judged_and_named() -> None:
-    resources = _with_unknown(engine(happy_resources()), "aws:eks/cluster:Cluster", {"vpcConfig": UNKNOWN})
+    resources = _with_unknown(engine(happy_resources()), "aws:eks/cluster:Cluster", {"vpcConfig": ENGINE_UNKNOWN})
     found = check.analyze(resources, pack_config_of(happy_resources()), "prod")
     skipped, = found.findings
     assert (skipped.rule, skipped.severity) == ("eks-hardening", NOT_JUDGED)
@@ -194,8 +196,8 @@ class _Unknowns(Mapping[str, Any]):
     def __getitem__(self, key: str) -> Any:
         from pulumi_policy.proxy import UnknownValueError
 
-        if self.data[key] == UNKNOWN:
-            raise UnknownValueError(UNKNOWN, [key])
+        if self.data[key] == ENGINE_UNKNOWN:
+            raise UnknownValueError(ENGINE_UNKNOWN, [key])
         return self.data[key]
 
     def __iter__(self) -> Any:
@@ -206,8 +208,6 @@ class _Unknowns(Mapping[str, Any]):
 
 
 def test_the_view_hands_over_unknowns_instead_of_raising() -> None:
-    from gpu_dra.core.data import UNKNOWN as CORE_UNKNOWN
-
-    props = _Props(_Unknowns({"arn": UNKNOWN, "name": "lt"}))
-    assert props["arn"] is CORE_UNKNOWN and props.get("name") == "lt" and "arn" in props
-    assert dict(props) == {"arn": CORE_UNKNOWN, "name": "lt"}
+    props = _Props(_Unknowns({"arn": ENGINE_UNKNOWN, "name": "lt"}))
+    assert props["arn"] is UNKNOWN and props.get("name") == "lt" and "arn" in props
+    assert dict(props) == {"arn": UNKNOWN, "name": "lt"}

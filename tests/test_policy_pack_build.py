@@ -17,11 +17,13 @@ from typing import Any
 import pytest
 import yaml
 
-from gpu_dra.cli.commands.policy_pack import RECORD, PackError, build
+from gpu_dra.cli.commands.policy_pack import PackError, build
 from gpu_dra.cli.main import execute
+from gpu_dra.cli.output_folder import POLICY_PACK
 
 from .conftest import ROOT
 
+RECORD = POLICY_PACK.name
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
 
 

@@ -57,7 +57,7 @@ def test_many_stacks_check_in_one_process(project: Project) -> None:
         assert _CallbackServicer._servicers == []
 
 
-def _verdicts(stack: str, verdicts: list[check.Verdict]) -> list[tuple[str, str, str, int | None]]:
+def _verdicts(stack: str, verdicts: list[check.StackFinding]) -> list[tuple[str, str, str, int | None]]:
     """(rule, enforcement, file, line) of each verdict, the stack's own file named alike for every copy."""
     return sorted((v.finding.rule, v.enforcement, v.finding.file.replace(f"Pulumi.{stack}.yaml", "Pulumi.<stack>.yaml"),
                    v.finding.line) for v in verdicts)

@@ -1,7 +1,7 @@
 """`gpu-dra check`: the policy pack offline, through pulumi-policy's own analyzer service.
 
 The program runs under mocks; its registrations become the requests the Pulumi engine would send
-(`gpu_dra.core.facts.engine_shapes`: remote components with no inputs, their children, outputs after the run), and
+(`gpu_dra.core.policy.engine`: remote components with no inputs, their children, outputs after the run), and
 the pack's policies answer them in pulumi_policy's `_PolicyAnalyzerServicer`, configured with the stack's pack
 config as `--policy-pack-config` configures it: Analyze for each resource's inputs, AnalyzeStack for the outputs.
 So the offline gate and `pulumi preview --policy-pack` run one rule set on one shape. Each finding is placed on the
@@ -27,16 +27,25 @@ from pulumi_policy import policy as policy_module
 from pulumi_policy.policy import _PolicyAnalyzerServicer
 
 from gpu_dra import __version__
-from gpu_dra.cli.common import SARIF_SCHEMA
+from gpu_dra.cli.commands.migrate import input_files
+from gpu_dra.cli.common import SARIF_SCHEMA, UsageError, read_inputs
+from gpu_dra.cli.offline import ProgramRun, run_program
 from gpu_dra.core import policy
-from gpu_dra.core.config.loader import build_stack, stack_file, stack_values, team_file
-from gpu_dra.core.config.models import Platform, Stack
+from gpu_dra.core.config.loader import (
+    LoadedStack,
+    SourceFile,
+    TeamFiles,
+    build_loaded_stack,
+    stack_values,
+    team_file,
+)
+from gpu_dra.core.config.models import Platform, Stack, Team
 from gpu_dra.core.dra.objects import parse_device_class
-from gpu_dra.core.facts.engine_shapes import EngineResource, Registered, engine_view
 from gpu_dra.core.findings import CONFIG, NOT_JUDGED, ConfigError, Finding
+from gpu_dra.core.policy.engine import EngineResource, Registered, engine_view
+from gpu_dra.core.policy.legacy_workloads import NamedManifest, WorkloadsEntry, needing_device_plugin
 from gpu_dra.core.render import charts, manifests, names
 from gpu_dra.core.workers import leave_signals_to_the_parent, signals_held
-from gpu_dra.core.yamlsource import Located, read_yaml
 from gpu_dra.policypack import collecting, policies, violation_message
 
 _PROTO_LEVELS = {policy.ADVISORY: analyzer_pb2.ADVISORY, policy.MANDATORY: analyzer_pb2.MANDATORY,
@@ -44,7 +53,7 @@ _PROTO_LEVELS = {policy.ADVISORY: analyzer_pb2.ADVISORY, policy.MANDATORY: analy
 
 
 @dataclass(frozen=True)
-class Verdict:
+class StackFinding:
     """A finding of one stack's check (with `file` and `line` set) and how it is enforced there: mandatory,
     advisory, or NOT_JUDGED for a check skipped on an unknown value.
 
@@ -56,99 +65,50 @@ class Verdict:
     finding: Finding
 
 
-# Each team file read with its lines: path -> (its bytes when read, what they parse to). Stacks of one project share
-# team files, and a stack's check reads each twice (its workloads' lines, then where each finding is).
-_TEAM_FILES: dict[Path, tuple[bytes, Located]] = {}
-
-
-def team_lines(root: Path, team: str) -> tuple[str, Located]:
-    """A team file's path as findings show it and its keys' lines, parsed again only when its bytes changed."""
-    path = team_file(root, team)
-    display = str(path.relative_to(root))
-    try:
-        text = path.read_bytes()
-    except OSError:
-        return display, read_yaml(path, display)  # which says what is wrong with it, as a ConfigError
-    kept = _TEAM_FILES.get(path)
-    if kept is None or kept[0] != text:
-        kept = _TEAM_FILES[path] = (text, read_yaml(path, display))
-    return display, kept[1]
-
-
-def legacy_workloads(root: Path, stack: Stack) -> list[dict[str, Any]]:
-    """The workloads the stack's teams name (`workloads:` in their files) whose pods need NVIDIA's device plugin on
-    this stack: those not served by an effective extendedResourceName mapping, not on claims already and not
-    DaemonSets (whose pods follow the nodes), with what one pod asks of a node. A manifest that cannot be read, or
-    a manifest or workload named twice, is a config error on the team file's line."""
-    from gpu_dra.cli.commands.migrate import input_files
-    from gpu_dra.cli.common import UsageError, read_inputs
-    from gpu_dra.core.analysis import migrate
-    from gpu_dra.core.findings import config_finding
-
+def _named_manifests(root: Path, stack: Stack, teams: Mapping[str, SourceFile]) -> Iterator[NamedManifest]:
+    """The manifests the stack's teams name (`workloads:` in their files), read one at a time in the order they are
+    named: a folder's files recursively, as `gpu-dra migrate` reads one. A manifest that cannot be read, lies
+    outside the repository or is named twice is a config error on the team file's line."""
     base = root.resolve()
-    naming: dict[Path, tuple[str, str, int | None]] = {}  # each manifest -> (team, team file, line) naming it
-    workloads: list[Any] = []
-    claims: list[dict[str, Any]] = []
-    seen: dict[tuple[str, str], Path] = {}
+    named: dict[Path, WorkloadsEntry] = {}  # each manifest -> the entry naming it
     for team in stack.teams:
-        display, lines = team_lines(root, team.name)
+        source = teams[team.name]
         for index, path in enumerate(team.workloads):
-            line = lines.line(("workloads", index))
-
-            def refuse(message: str, display: str = display, index: int = index,
-                       line: int | None = line) -> ConfigError:
-                return ConfigError([config_finding(display, f"workloads.{index}", message, line)])
-
+            entry = WorkloadsEntry(team.name, source.file, index, source.located.line(("workloads", index)))
             try:
                 files = [Path(f).resolve() for f in input_files([str(root / path)])]
             except UsageError as error:
-                raise refuse(str(error)) from None
+                raise entry.refused(str(error)) from None
             for file in files:
                 if not file.is_relative_to(base):
-                    raise refuse(f"{file}: outside the repository (a link?); name the manifests inside it")
-                if file in naming:
-                    other = naming[file]
-                    raise refuse(f"{file.relative_to(base)} is named already by team {other[0]} ({other[1]}:"
-                                 f"{other[2]}): name each manifest once")
-                naming[file] = (team.name, display, line)
+                    raise entry.refused(f"{file}: outside the repository (a link?); name the manifests inside it")
+                if file in named:
+                    other = named[file]
+                    raise entry.refused(f"{file.relative_to(base)} is named already by team {other.team} "
+                                        f"({other.team_file}:{other.line}): name each manifest once")
+                named[file] = entry
                 try:
-                    found, more = migrate.read_workloads(read_inputs([str(file)]),
-                                                         stack.config.cluster.kubernetes_version)
-                except (UsageError, migrate.MigrateError) as error:
-                    raise refuse(str(error)) from None
-                for workload in found:
-                    if (workload.kind, workload.key) in seen:
-                        raise refuse(f"{workload.label} is in {file.relative_to(base)} and in "
-                                     f"{seen[(workload.kind, workload.key)].relative_to(base)}: give it once")
-                    seen[(workload.kind, workload.key)] = file
-                workloads += found
-                claims += more
-    out: list[dict[str, Any]] = []
-    platform = stack.config.cluster.platform.value
-    for verdict in migrate.plan(stack, workloads, claims, rewrites=False).verdicts:  # in the order teams name them
-        workload, placement = verdict.workload, verdict.placement
-        need = workload.per_pod()
-        pods = placement.pods - placement.mapped - placement.claims
-        if not need or workload.replicas is None or pods <= 0:
-            continue
-        file = Path(workload.source).resolve()
-        team_name, display, line = naming[file]
-        spec = dict(workload.spec)
-        # What admission adds before the scheduler sees the pod, as migrate places it.
-        spec["tolerations"] = [*(spec.get("tolerations") or []), *migrate.admission_tolerations(need, platform)]
-        out.append({
-            "workload": workload.label, "team": team_name, "teamFile": display, "line": line,
-            "file": str(file.relative_to(base)), "pods": pods, "gpus": need.get(migrate.GPU, 0),
-            "other": sorted(r for r in need if r != migrate.GPU),
-            **{key: spec[key] for key in ("nodeSelector", "affinity", "tolerations") if spec.get(key)}})
-    return out
+                    ((read_as, documents),) = read_inputs([str(file)])
+                except UsageError as error:
+                    raise entry.refused(str(error)) from None
+                yield NamedManifest(entry, str(file.relative_to(base)), read_as, documents)
 
 
-def pack_config(stack: Stack, root: Path | None = None) -> dict[str, Any]:
+def _read_team_files(root: Path, stack: Stack) -> dict[str, SourceFile]:
+    """The stack's team files, read for a caller that kept only the Stack of the loader (build_loaded_stack keeps
+    them)."""
+    files = TeamFiles()
+    shown = {team.name: str(team_file(root, team.name).relative_to(root)) for team in stack.teams}
+    return {name: SourceFile(file, files.read(root / file, file)) for name, file in shown.items()}
+
+
+def pack_config(stack: Stack, root: Path | None = None,
+                team_files: Mapping[str, SourceFile] | None = None) -> dict[str, Any]:
     """Per-policy config for `--policy-pack-config`: each rule's enforcement and the stack facts no resource
     carries in the engine (the Chart component has no inputs or outputs there; the cluster's version sits on a child
     a resource policy of a DeviceClass cannot see; the workloads teams name live in files, not in the stack).
-    `root`: the project, where the team files' workloads are read (without it, none are)."""
+    `root`: the project, where the team files' workloads are read (without it, none are); `team_files`: the team
+    files as the loader read them (LoadedStack.teams; without them, they are read again)."""
     config = stack.config
     values = charts.dra_chart_values(config)
     classes = [parse_device_class(obj) for obj in manifests.stack_device_classes(stack)]
@@ -175,7 +135,10 @@ def pack_config(stack: Stack, root: Path | None = None) -> dict[str, Any]:
         } for pool in config.node_pools]
     sections = {rule.name: {"enforcementLevel": policy.default_enforcement(rule, config.environment.value),
                             **context} for rule in policy.RULES}
-    workloads = legacy_workloads(root, stack) if root is not None else []
+    workloads: list[dict[str, Any]] = []
+    if root is not None:
+        teams = team_files if team_files is not None else _read_team_files(root, stack)
+        workloads = needing_device_plugin(stack, _named_manifests(root, stack, teams))
     if workloads:  # only the rule that places them reads them
         sections[policy.migration.RULE]["legacyWorkloads"] = workloads
     sections["admin-access-restricted"]["adminNamespaces"] = sorted(t.namespace_name for t in stack.teams if t.admin)
@@ -297,7 +260,7 @@ def analyze(resources: Sequence[EngineResource], config: dict[str, Any], environ
     return Analysis(found, responses)
 
 
-def engine_resources(run: Any, first_preview: bool = False) -> list[EngineResource]:
+def engine_resources(run: ProgramRun, first_preview: bool = False) -> list[EngineResource]:
     """The program run's resources (gpu_dra.cli.offline.ProgramRun) as the engine would send them."""
     view = engine_view([Registered(r.type, r.name, r.urn, r.parent, r.protect, r.inputs, r.outputs)
                         for r in run.resources], first_preview)
@@ -322,29 +285,30 @@ def transformed(view: list[EngineResource], chart_transform: bool) -> list[Engin
     return out
 
 
-def check_stack(root: Path, name: str, extra_config: dict[str, Any] | None = None,
-                first_preview: bool = False) -> list[Verdict]:
+def check_stack(root: Path, name: str, extra_config: dict[str, Any] | None = None, first_preview: bool = False,
+                team_files: TeamFiles | None = None) -> list[StackFinding]:
+    """One stack checked: its pack config, the program run under mocks, the pack's findings each on its line.
+    `team_files`: the team files this run has read already (check_stacks shares them between its stacks)."""
     values, located = stack_values(root, name)
-    stack = build_stack(root, name, values, located)
-    config = pack_config(stack, root)
+    loaded = build_loaded_stack(root, name, values, located, team_files)
+    stack = loaded.stack
+    config = pack_config(stack, root, loaded.teams)
     for rule_name, overrides in (extra_config or {}).items():
         config.setdefault(rule_name, {}).update(overrides)
-    from gpu_dra.cli.offline import run_program
-
     environment = stack.config.environment.value
     analysis = analyze(engine_resources(run_program(root, name, values, stack), first_preview), config, environment)
-    locator = _Locator(root, stack, located)
+    locator = _Locator(loaded)
     verdicts = []
     for finding in analysis.findings:
         level = (NOT_JUDGED if finding.severity == NOT_JUDGED
                  else policy.enforcement(policy.RULES_BY_NAME[finding.rule], environment, config))
         file, line = (finding.file, finding.line) if finding.file else locator.where(finding)
-        verdicts.append(Verdict(name, level, finding.at(file=file, line=line)))
+        verdicts.append(StackFinding(name, level, finding.at(file=file, line=line)))
     return verdicts
 
 
 def check_stacks(root: Path, names: Sequence[str], first_preview: bool = False,
-                 jobs: int = 1) -> tuple[list[Verdict], dict[str, list[Finding]]]:
+                 jobs: int = 1) -> tuple[list[StackFinding], dict[str, list[Finding]]]:
     """Every stack checked, in order: the verdicts of those checked, and the config errors of each one that could not
     be (stack -> its ConfigError's findings).
 
@@ -353,12 +317,13 @@ def check_stacks(root: Path, names: Sequence[str], first_preview: bool = False,
     idle and costs CPU time: each worker loads the Pulumi SDK modules the program uses (about a second), which it
     cannot take over from a process that has run the program (its gRPC and executor threads do not survive a
     fork)."""
-    found: list[Verdict] = []
+    found: list[StackFinding] = []
     broken: dict[str, list[Finding]] = {}
     if jobs < 2 or len(names) < 2:
+        team_files = TeamFiles()
         for name in names:
             try:
-                found += check_stack(root, name, first_preview=first_preview)
+                found += check_stack(root, name, first_preview=first_preview, team_files=team_files)
             except ConfigError as error:
                 broken[name] = error.findings
         return found, broken
@@ -380,7 +345,7 @@ def check_stacks(root: Path, names: Sequence[str], first_preview: bool = False,
     return found, broken
 
 
-def _checked(job: tuple[Path, str, bool]) -> tuple[str, list[Verdict], list[Finding] | None, str, str]:
+def _checked(job: tuple[Path, str, bool]) -> tuple[str, list[StackFinding], list[Finding] | None, str, str]:
     """A worker's check of one stack: (stack, verdicts, its config errors or None, what it printed on stdout and on
     stderr)."""
     root, name, first_preview = job
@@ -394,16 +359,14 @@ def _checked(job: tuple[Path, str, bool]) -> tuple[str, list[Verdict], list[Find
 
 
 class _Locator:
-    """Map a resource URN back to the stack or team file line that declared it."""
+    """Map a resource URN back to the stack or team file line that declared it, in the files as the loader read
+    them."""
 
-    def __init__(self, root: Path, stack: Stack, located: Located):
-        self.root = root
-        self.stack = stack
-        self.stack_file = str(stack_file(root, stack.name).relative_to(root))
-        self.located = located
-        self.teams: dict[str, tuple[str, Located]] = {}
-        for team in stack.teams:
-            self.teams[team.name] = team_lines(root, team.name)
+    def __init__(self, loaded: LoadedStack):
+        self.stack = loaded.stack
+        self.stack_file = loaded.source.file
+        self.located = loaded.source.located
+        self.teams = loaded.teams
 
     def _stack_line(self, key: str, *loc: str | int) -> tuple[str, int]:
         line = self.located.line(("config", f"gpu-dra:{key}", *loc)) or self.located.line(("config",)) or 1
@@ -419,7 +382,7 @@ class _Locator:
         groups = [g.name for g in config.node_groups]
         declared = names.declared_by(type_, name, set(self.teams), set(classes), config.cluster.name, set(groups))
         if declared is not None and declared.team:
-            file, located = self.teams[declared.team]
+            file, located = self.teams[declared.team].file, self.teams[declared.team].located
             if declared.kind == "template":
                 index = next((i for i, t in enumerate(self._team(declared.team).claim_templates)
                               if t.name == declared.name), None)
@@ -441,15 +404,15 @@ class _Locator:
         line = self.located.line(("config", "gpu-dra:draDriver", *loc)) if loc else None
         return (self.stack_file, line) if line else self._stack_line("draDriver")
 
-    def _team(self, name: str) -> Any:
+    def _team(self, name: str) -> Team:
         return next(t for t in self.stack.teams if t.name == name)
 
 
-def as_json(stacks: list[str], found: list[Verdict],
+def as_json(stacks: list[str], found: list[StackFinding],
             broken: Mapping[str, Sequence[Finding]] | None = None) -> dict[str, Any]:
     """Every stack named: its violations and checks not judged, or the config errors that kept it from being
     checked (`broken`: stack -> its ConfigError's findings)."""
-    def entry(v: Verdict) -> dict[str, Any]:
+    def entry(v: StackFinding) -> dict[str, Any]:
         return {"policy": v.finding.rule, "check": v.finding.check, "enforcement": v.enforcement,
                 "resource": v.finding.object, "path": v.finding.path, "message": v.finding.message,
                 "fix": v.finding.fix, "file": v.finding.file, "line": v.finding.line}
@@ -493,7 +456,7 @@ def config_results(broken: Mapping[str, Sequence[Finding]]) -> list[dict[str, An
 _SARIF_LEVEL = {policy.MANDATORY: "error", policy.ADVISORY: "warning"}
 
 
-def as_sarif(found: list[Verdict], version: str,
+def as_sarif(found: list[StackFinding], version: str,
              broken: Mapping[str, Sequence[Finding]] | None = None) -> dict[str, Any]:
     """The violations, and the config errors of `broken` stacks, as code-scanning results on their file lines."""
     # A rule's default level is its level in prod, the strictest a stack runs it at (it said "warning" for rules

@@ -295,25 +295,14 @@ def read_cluster(kubeconfig: str | None, context: str | None,
     `timeout`: seconds per request and for the credential plugin, None for no limit (then the read as a whole has
     none either). `namespace`: where the namespaced reads list, None for all. `memory`: what the parsed objects
     may take (READ_MEMORY)."""
-    from kubernetes import client, config
+    from kubernetes import client
     from urllib3.exceptions import NewConnectionError
     from urllib3.exceptions import TimeoutError as RequestTimeout
 
     source = cut(kubeconfig or os.environ.get("KUBECONFIG") or "~/.kube/config")
     state = ClusterState()
     with _credential_plugins(timeout) as plugins:
-        configuration = client.Configuration()
-        try:
-            with _checked_kubeconfig_files():
-                config.load_kube_config(config_file=kubeconfig, context=context, client_configuration=configuration)
-        except Exception as error:  # every failure here is the file's: see _kubeconfig_problem
-            raise ClusterError(f"kubeconfig {source}: {_kubeconfig_problem(error)}") from None
-        if plugins.messages:  # no credentials: every request would be refused
-            raise ClusterError(f"kubeconfig {source}: {plugins.first()}")
-        if not str(configuration.host).startswith(("https://", "http://")):
-            raise ClusterError(f"kubeconfig {source}: the cluster's server {cut(str(configuration.host), 100)!r} is "
-                               "not an https:// URL")
-        configuration.retries = False  # urllib3 would repeat a request that timed out three more times
+        configuration = _configuration(kubeconfig, context, source, plugins)
         narrower = " With explain, -n NAMESPACE reads one namespace's pods and events." \
             if namespace is None and any(read.namespaced for read in reads) else ""
         reader = _Reader(client.ApiClient(configuration), timeout, narrower, memory)
@@ -378,6 +367,26 @@ def read_cluster(kubeconfig: str | None, context: str | None,
         state.notes.append(f"the API server serves no DeviceTaintRules (GET {TAINT_RULES} in resource.k8s.io "
                            f"{versions}: HTTP 404), so the cluster holds none and none were read")
     return state
+
+
+def _configuration(kubeconfig: str | None, context: str | None, source: str, plugins: _PluginFailures) -> Any:
+    """The client configuration of the kubeconfig's context, its credentials fetched, or a ClusterError naming the
+    file."""
+    from kubernetes import client, config
+
+    configuration = client.Configuration()
+    try:
+        with _checked_kubeconfig_files():
+            config.load_kube_config(config_file=kubeconfig, context=context, client_configuration=configuration)
+    except Exception as error:  # every failure here is the file's: see _kubeconfig_problem
+        raise ClusterError(f"kubeconfig {source}: {_kubeconfig_problem(error)}") from None
+    if plugins.messages:  # no credentials: every request would be refused
+        raise ClusterError(f"kubeconfig {source}: {plugins.first()}")
+    if not str(configuration.host).startswith(("https://", "http://")):
+        raise ClusterError(f"kubeconfig {source}: the cluster's server {cut(str(configuration.host), 100)!r} is "
+                           "not an https:// URL")
+    configuration.retries = False  # urllib3 would repeat a request that timed out three more times
+    return configuration
 
 
 def _path(read: Read, namespace: str | None) -> str:

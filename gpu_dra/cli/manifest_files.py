@@ -1,22 +1,18 @@
 """Kubernetes objects of a run written as YAML files, one per object, into a folder the user may share.
 
-The folder may hold files of the user's own (a kustomization.yaml, notes) or be any folder at all (`--out .`).
-So gpu-dra records what it wrote in `<folder>/.gpu-dra-files` and on the next run replaces and prunes only the
-`.yaml` files listed there (cli/output_folder writes the folder). The record is not a manifest (kubectl apply -f
-reads only .yaml, .yml and .json files).
+The folder may hold files of the user's own (a kustomization.yaml, notes) or be any folder at all (`--out .`);
+cli/output_folder writes it and keeps the record of the files gpu-dra wrote there (`MANIFESTS`), so the next run
+replaces and prunes only those.
 """
 
 from __future__ import annotations
 
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 import yaml
 
-from gpu_dra.cli.output_folder import FolderError, Ownership, write_folder
-
-RECORD = ".gpu-dra-files"
-_HEADER = "# Files gpu-dra wrote here; the next render or preview replaces and prunes these, nothing else.\n"
+from gpu_dra.cli.output_folder import MANIFESTS, FolderError, write_folder
 
 
 def kubernetes_objects(run: Any) -> list[dict[str, Any]]:
@@ -45,13 +41,6 @@ _BlockDumper.add_representer(str, lambda dumper, text: dumper.represent_scalar(
 
 def dump_yaml(data: Any) -> str:
     return yaml.dump(data, Dumper=_BlockDumper, sort_keys=False)
-
-
-def _manifest(relative: str) -> bool:
-    return PurePosixPath(relative).suffix == ".yaml"
-
-
-MANIFESTS = Ownership(RECORD, _HEADER, _manifest)
 
 
 def write_manifests(objects: list[dict[str, Any]], out: Path, option: str = "--out") -> list[Path]:

@@ -1,9 +1,17 @@
 """The folders gpu-dra writes its output into (`render`, `preview --out`, `migrate --write`, `policy-pack --out`),
-which users share with their own files and which others may be able to write into.
+which users share with their own files and which others may be able to write into. This module alone keeps the
+record of what gpu-dra wrote there: it reads and checks the record, decides what a run replaces and prunes, and
+writes the record (the commands say only which files a run produces).
 
-- Ownership: gpu-dra lists what it wrote in a record file in the folder and on the next run replaces and prunes only
-  the files listed there. A file it would write that exists and is not listed is the user's: the run stops before
-  writing anything. A hand-edited record cannot widen this: only names the command writes count.
+- The record: a command lists what it wrote in a file in the folder (`MANIFESTS` for render, preview and migrate
+  --write; `POLICY_PACK` for policy-pack) and on the next run replaces and prunes only files listed there. A file it
+  would write that exists and is not listed is the user's: the run stops before writing anything. A hand-edited
+  record cannot widen this: only paths of the shape the command writes count (never a manifest folder's top, where a
+  kustomization.yaml lives; never the pack's venv/). The record is not a manifest (kubectl apply -f reads only .yaml,
+  .yml and .json files).
+- A folder without the record: render and the like adopt the files in it that hold what they would write (an output
+  folder of a version before the record loses nothing) and refuse any other in the way; policy-pack takes only an
+  empty one.
 - Links: nothing is written, read or pruned through a link below the folder. A linked subfolder would make gpu-dra
   write, or prune, files elsewhere; a link at the name of a temporary file would make it overwrite the file linked
   to. Either stops the run before anything is written (exit 2, naming the link). Subfolders are opened one at a
@@ -43,70 +51,120 @@ class FolderError(Exception):
 
 
 @dataclass(frozen=True)
-class Ownership:
-    """How a command owns what it writes into a folder: the record's name in the folder, its first line (a comment
-    saying what it is), and `owns`: whether a relative path is one the command may have written."""
+class Record:
+    """The record a command keeps in its output folder: the file's name, its first line (a comment saying what it
+    is), `owns`: whether a path inside the folder has the shape of one the command writes, and `maker`: the command
+    as the refusal names it, set when it takes no folder that holds files without its record."""
 
-    record: str
+    name: str
     header: str
-    owns: Callable[[str], bool]
+    owns: Callable[[PurePosixPath], bool]
+    maker: str | None = None
 
 
-def read_record(out: Path, ownership: Ownership, option: str = "--out") -> set[str] | None:
-    """The paths the record lists that are the command's (relative, inside the folder); None without a record."""
+def _manifest(path: PurePosixPath) -> bool:
+    """`<namespace or _cluster>/<kind>-<name>.yaml` (cli/manifest_files): nothing at the folder's top."""
+    return len(path.parts) == 2 and path.suffix == ".yaml"
+
+
+_PACK_FILES = frozenset({"PulumiPolicy.yaml", "__main__.py", "requirements.txt", ".gitignore"})
+
+
+def _pack_file(path: PurePosixPath) -> bool:
+    """The pack's own files and its copy of gpu_dra's source (cli/commands/policy_pack): never venv/, which
+    `make policy-pack` makes there."""
+    return str(path) in _PACK_FILES or (path.parts[:1] == ("gpu_dra",) and path.suffix == ".py")
+
+
+MANIFESTS = Record(".gpu-dra-files", "# Files gpu-dra wrote here; the next render or preview replaces and prunes "
+                   "these, nothing else.\n", _manifest)
+POLICY_PACK = Record(".gpu-dra-policy-pack", "# Files `gpu-dra policy-pack` wrote here; the next build replaces and "
+                     "prunes these, nothing else.\n", _pack_file, maker="`gpu-dra policy-pack`")
+
+
+def check_folder(out: Path, record: Record, option: str = "--out") -> None:
+    """Raise FolderError when `out` is not the command's to take (its record unreadable, or missing from a folder
+    holding files for a command that takes only folders it made): before a slow build, as write_folder checks again."""
     with _Folders(out, option) as folders:
         top = folders.get(_TOP)
-        if top is None:
-            return None
-        return _read_record(folders, top, ownership)
+        if top is not None:
+            _previous(folders, top, record)
 
 
-def write_folder(out: Path, files: dict[str, bytes], ownership: Ownership, option: str = "--out") -> list[Path]:
+def write_folder(out: Path, files: dict[str, bytes], record: Record, option: str = "--out") -> list[Path]:
     """Write `files` (relative path -> content) into `out`, leave those already holding their content as they are,
     and prune what the record listed that this run does not write, with the folders that leaves empty. Raises
     FolderError, having written nothing, when a file of the user's is in the way or a link is met. `option`: the flag
     naming the folder, as messages name it."""
+    _check_owned(files, record)
     try:
         with _Folders(out, option) as folders:
             top = folders.get(_TOP)
             previous: set[str] = set()
             if top is not None:
                 folders.lock(top)
-                previous = _read_record(folders, top, ownership) or set()
-            changed, stale = _plan(folders, files, previous, ownership)
+                previous = _previous(folders, top, record)
+            changed, stale = _plan(folders, files, previous, record)
             with uninterrupted():
-                _commit(folders, {r: files[r] for r in changed}, stale, previous, set(files), ownership)
+                _commit(folders, {r: files[r] for r in changed}, stale, previous, set(files), record)
     except OSError as error:
         raise FolderError(f"cannot write to {cut(str(out))}: {error.strerror or error}") from None
     return [out / relative for relative in files]
 
 
-def _read_record(folders: _Folders, top: int, ownership: Ownership) -> set[str] | None:
+def _inside(path: PurePosixPath) -> bool:
+    return path != _TOP and not path.is_absolute() and ".." not in path.parts
+
+
+def _check_owned(files: dict[str, bytes], record: Record) -> None:
+    """Each file a run writes is one its record owns when read back; else the next run takes it for the user's."""
+    for relative in files:
+        path = PurePosixPath(relative)
+        if str(path) != relative or not _inside(path) or not record.owns(path):
+            raise ValueError(f"{relative!r} is not a path {record.name} can own")
+
+
+def _previous(folders: _Folders, top: int, record: Record) -> set[str]:
+    """What the record lists that the command owns; nothing for a folder without the record that it may take."""
+    listed = _read_record(folders, top, record)
+    if listed is not None or record.maker is None:
+        return listed or set()
     try:
-        descriptor = os.open(ownership.record, _READ, dir_fd=top)
+        holds_files = bool(os.listdir(top))
+    except OSError as error:
+        raise FolderError(f"{cut(str(folders.out))}: {error.strerror or error}") from None
+    if holds_files:
+        raise FolderError(f"{cut(str(folders.out))} holds files and {record.maker} did not make it (no {record.name} "
+                          f"in it); move it away or choose another {folders.option}. Nothing was written")
+    return set()
+
+
+def _read_record(folders: _Folders, top: int, record: Record) -> set[str] | None:
+    """The paths the record lists that the command owns (relative, inside the folder); None without a record."""
+    try:
+        descriptor = os.open(record.name, _READ, dir_fd=top)
     except FileNotFoundError:
         return None
     except OSError as error:
-        folders.refuse_link(_TOP / ownership.record, "gpu-dra's record of the files it wrote")
-        raise FolderError(f"{cut(str(folders.out / ownership.record))}: cannot read: {error.strerror}") from None
+        folders.refuse_link(_TOP / record.name, "gpu-dra's record of the files it wrote")
+        raise FolderError(f"{cut(str(folders.out / record.name))}: cannot read: {error.strerror}") from None
     try:
-        with open(descriptor, encoding="utf-8") as record:
-            lines = record.read().splitlines()
+        with open(descriptor, encoding="utf-8") as file:
+            lines = file.read().splitlines()
     except (OSError, UnicodeDecodeError) as error:
-        raise FolderError(f"{cut(str(folders.out / ownership.record))}: cannot read gpu-dra's record of the files "
+        raise FolderError(f"{cut(str(folders.out / record.name))}: cannot read gpu-dra's record of the files "
                           f"it wrote ({getattr(error, 'strerror', None) or error}); remove it, and gpu-dra takes "
                           "every file in its way as yours") from None
     paths = set()
     for line in lines:
         path = PurePosixPath(line.strip())
-        if line.strip() and not line.startswith("#") and not path.is_absolute() and ".." not in path.parts \
-                and ownership.owns(str(path)):
+        if line.strip() and not line.startswith("#") and _inside(path) and record.owns(path):
             paths.add(str(path))
     return paths
 
 
 def _plan(folders: _Folders, files: dict[str, bytes], previous: set[str],
-          ownership: Ownership) -> tuple[list[str], list[str]]:
+          record: Record) -> tuple[list[str], list[str]]:
     """What to write (new or changed files) and what to prune, checked before anything is written: no link on the
     way, no file of the user's in the way, no link where a temporary file goes."""
     changed, foreign = [], []
@@ -123,9 +181,9 @@ def _plan(folders: _Folders, files: dict[str, bytes], previous: set[str],
     if foreign:
         first = min(foreign)
         raise FolderError(f"{cut(str(folders.out / first))} exists and gpu-dra did not write it (it is not listed in "
-                          f"{cut(str(folders.out / ownership.record))}); move it away or choose another "
+                          f"{cut(str(folders.out / record.name))}); move it away or choose another "
                           f"{folders.option}. Nothing was written")
-    folders.refuse_temporary_link(folders.get(_TOP), _TOP / ownership.record)
+    folders.refuse_temporary_link(folders.get(_TOP), _TOP / record.name)
     stale = []
     for relative in sorted(previous - set(files)):
         path = PurePosixPath(relative)
@@ -141,7 +199,7 @@ def _replaceable(entry: os.stat_result) -> bool:
 
 
 def _commit(folders: _Folders, changed: dict[str, bytes], stale: list[str], previous: set[str], written: set[str],
-            ownership: Ownership) -> None:
+            record: Record) -> None:
     top = folders.make(_TOP)
     folders.lock(top)
     staged: list[tuple[int, str, str]] = []  # (folder, temporary name, name)
@@ -151,8 +209,8 @@ def _commit(folders: _Folders, changed: dict[str, bytes], stale: list[str], prev
             folder = folders.make(path.parent)
             staged.append((folder, folders.stage(folder, path, content), path.name))
         # The record first lists what either run wrote: a run killed half-way still owns all it wrote.
-        staged.insert(0, (top, folders.stage(top, _TOP / ownership.record, _record(ownership, previous | written)),
-                          ownership.record))
+        staged.insert(0, (top, folders.stage(top, _TOP / record.name, _listing(record, previous | written)),
+                          record.name))
     except BaseException:
         for folder, temporary, _ in staged:
             with contextlib.suppress(OSError):
@@ -168,12 +226,13 @@ def _commit(folders: _Folders, changed: dict[str, bytes], stale: list[str], prev
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(path.name, dir_fd=parent)
             folders.remove_if_empty(path.parent)
-    os.replace(folders.stage(top, _TOP / ownership.record, _record(ownership, written)), ownership.record,
+    os.replace(folders.stage(top, _TOP / record.name, _listing(record, written)), record.name,
                src_dir_fd=top, dst_dir_fd=top)
 
 
-def _record(ownership: Ownership, paths: set[str]) -> bytes:
-    return (ownership.header + "".join(f"{p}\n" for p in sorted(paths))).encode()
+def _listing(record: Record, paths: set[str]) -> bytes:
+    """The record's content."""
+    return (record.header + "".join(f"{p}\n" for p in sorted(paths))).encode()
 
 
 def _entry(folder: int | None, name: str) -> os.stat_result | None:

@@ -49,7 +49,7 @@ def jobs(text: str) -> int:
 
 def run(args: argparse.Namespace) -> int:
     from gpu_dra.cli import check
-    from gpu_dra.core.config.loader import load_stack
+    from gpu_dra.core.config.loader import build_loaded_stack, stack_values
     from gpu_dra.core.findings import NOT_JUDGED
     from gpu_dra.core.policy import MANDATORY
     from gpu_dra.policypack import violation_message
@@ -59,7 +59,8 @@ def run(args: argparse.Namespace) -> int:
     if args.pack_config:
         if len(stacks) != 1:
             raise UsageError("--pack-config writes one stack's config; use --stack")
-        print(json.dumps(check.pack_config(load_stack(root, stacks[0]), root), indent=2, sort_keys=True))
+        loaded = build_loaded_stack(root, stacks[0], *stack_values(root, stacks[0]))
+        print(json.dumps(check.pack_config(loaded.stack, root, loaded.teams), indent=2, sort_keys=True))
         return EXIT_OK
     # every stack checked, each broken one named with its config mistakes
     found, broken = check.check_stacks(root, stacks, first_preview=args.first_preview, jobs=args.jobs)

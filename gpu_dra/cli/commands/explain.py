@@ -85,10 +85,7 @@ def run(args: argparse.Namespace) -> int:
         EXAMPLES,
         Explainer,
         TaintRuleError,
-        claims_from_objects,
-        classes_from_objects,
         features_for,
-        in_use_from_claims,
         taint_rule_gate,
     )
     from gpu_dra.core.analysis.pending import (
@@ -100,6 +97,7 @@ def run(args: argparse.Namespace) -> int:
         untainted,
     )
     from gpu_dra.core.analysis.pods import explain_pods, nodes_from_objects, pods_from_objects
+    from gpu_dra.core.dra.claims import claims_from_objects, classes_from_objects, in_use_from_claims
     from gpu_dra.core.dra.objects import ObjectError
     from gpu_dra.core.yamlsource import collector_paused
 
@@ -117,30 +115,12 @@ def run(args: argparse.Namespace) -> int:
     # what a fleet's (a million objects at 10,000 nodes) are made of.
     with collector_paused(keep=True):
         devices, objects, origin = gather(args, cluster, with_stack=not pending)
-    claims = everything = claims_from_objects(objects)
+    everything = claims_from_objects(objects)
     try:
-        pods = pending_pods(objects) if pending else pods_from_objects(objects)
+        every_pod = pending_pods(objects) if pending else pods_from_objects(objects)
     except ObjectError as error:
         raise UsageError(f"{error} (in {cut(origin)})") from None
-    if args.claim:
-        claims = [c for c in claims if args.claim in (c.name, c.name.rsplit("/", 1)[-1])]
-        if not claims:
-            raise UsageError(f"no claim or claim template named {cut(args.claim, 100)!r} in the inputs")
-    if pending:
-        claims = []
-    if args.pod:
-        pods = [p for p in pods if args.pod in (p.name, p.name.rsplit("/", 1)[-1])]
-        if not pods and pending:
-            raise UsageError(f"no Pending pod with resource claims named {cut(args.pod, 100)!r} in the cluster"
-                             + (f"'s namespace {cut(args.namespace, 63)}" if args.namespace else "")
-                             + " (a pod that is running or names no claims is not explained)")
-        if not pods:
-            raise UsageError(f"no pod or workload with resource claims named {cut(args.pod, 100)!r} in the inputs")
-        if not args.claim:
-            claims = []
-    if not claims and not pods and not pending:
-        raise UsageError("no ResourceClaim, ResourceClaimTemplate, or Pod or workload naming resource claims in "
-                         "the inputs (give files, or --stack)")
+    claims, pods = _chosen(args, everything, every_pod, pending)
     nodes = nodes_from_objects(objects)
     explainer = Explainer(classes_from_objects(objects), features=features_for(version, platform, declared))
     try:
@@ -178,15 +158,45 @@ def run(args: argparse.Namespace) -> int:
                 print(f"note: {note}")
         print()
         _print_taint_rules(tainted, f"{gate} is off in Kubernetes {version} ({platform})")
-        for report in reports:
-            _print_report(report, args.verbose)
-        if pending and not pod_reports:
-            where = f" in namespace {args.namespace}" if args.namespace else ""
-            print(f"No Pending pod with resource claims{where}: every such pod is placed.")
-        for pod_report in pod_reports:
-            _print_pod(pod_report, said.get(pod_report.pod), advice.get(pod_report.pod), pending)
+        _print_text(args, reports, pod_reports, said, advice, pending)
     fine = all(r.allocatable for r in reports) and all(p.allocatable for p in pod_reports)
     return EXIT_OK if fine else EXIT_FINDINGS
+
+
+def _chosen(args: argparse.Namespace, claims: list[Any], pods: list[Any], pending: bool) -> tuple[list[Any], list[Any]]:
+    """The claims and pods --claim and --pod name (by name or namespace/name), or all of them; with --cluster and no
+    FILE or --claim, only the Pending pods."""
+    if args.claim:
+        claims = [c for c in claims if args.claim in (c.name, c.name.rsplit("/", 1)[-1])]
+        if not claims:
+            raise UsageError(f"no claim or claim template named {cut(args.claim, 100)!r} in the inputs")
+    if pending:
+        claims = []
+    if args.pod:
+        pods = [p for p in pods if args.pod in (p.name, p.name.rsplit("/", 1)[-1])]
+        if not pods and pending:
+            raise UsageError(f"no Pending pod with resource claims named {cut(args.pod, 100)!r} in the cluster"
+                             + (f"'s namespace {cut(args.namespace, 63)}" if args.namespace else "")
+                             + " (a pod that is running or names no claims is not explained)")
+        if not pods:
+            raise UsageError(f"no pod or workload with resource claims named {cut(args.pod, 100)!r} in the inputs")
+        if not args.claim:
+            claims = []
+    if not claims and not pods and not pending:
+        raise UsageError("no ResourceClaim, ResourceClaimTemplate, or Pod or workload naming resource claims in "
+                         "the inputs (give files, or --stack)")
+    return claims, pods
+
+
+def _print_text(args: argparse.Namespace, reports: list[Any], pod_reports: list[Any], said: dict[str, Any],
+                advice: dict[str, Any], pending: bool) -> None:
+    for report in reports:
+        _print_report(report, args.verbose)
+    if pending and not pod_reports:
+        where = f" in namespace {args.namespace}" if args.namespace else ""
+        print(f"No Pending pod with resource claims{where}: every such pod is placed.")
+    for pod_report in pod_reports:
+        _print_pod(pod_report, said.get(pod_report.pod), advice.get(pod_report.pod), pending)
 
 
 # Stands for a claim's node list while the rest of the report is encoded (as JSON: "\u0000node list 3").

@@ -6,9 +6,12 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpu_dra.cli.common import EXIT_FINDINGS, EXIT_OK, UsageError, cut, project_root, read_inputs, shown
+
+if TYPE_CHECKING:  # the core is imported when the verb runs (main.py: `--help` does not pay for it)
+    from gpu_dra.core.analysis.migrate import Breakage, Plan, WorkloadVerdict
 
 EXAMPLES = """examples:
   gpu-dra migrate --stack prod examples/migrate/            # every workload of a folder (recursively)
@@ -98,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_FINDINGS if final.stranded else EXIT_OK
 
 
-def _write(plan: Any, out: Path) -> list[Path]:
+def _write(plan: Plan, out: Path) -> list[Path]:
     """The rewrites into `out`, as `gpu-dra render --out` writes manifests: only files gpu-dra wrote there before are
     replaced or pruned; a file of the user's in the way stops the run before anything is written."""
     from gpu_dra.cli.manifest_files import FolderError, write_manifests
@@ -110,7 +113,7 @@ def _write(plan: Any, out: Path) -> list[Path]:
         raise UsageError(str(error)) from None
 
 
-def _print(plan: Any, breakage: Any, written: list[Path]) -> None:
+def _print(plan: Plan, breakage: Breakage | None, written: list[Path]) -> None:
     print(f"Stack {plan.stack}: Kubernetes {plan.version} ({plan.platform}), {len(plan.verdicts)} GPU workload(s)")
     for mapping in plan.mappings.values():
         state = "effective" if plan.effective else "NOT effective (DRAExtendedResource is off: the API server drops it)"
@@ -118,7 +121,7 @@ def _print(plan: Any, breakage: Any, written: list[Path]) -> None:
     if not plan.groups:
         print("  no device-plugin node group")
     for group in plan.groups:
-        print(f"  device-plugin group {group.view.name}: {group.view.summary}: {group.total} GPUs, {group.used} "
+        print(f"  device-plugin group {group.name}: {group.view.summary}: {group.total} GPUs, {group.used} "
               "taken by these workloads")
     print()
     shown_templates: set[tuple[str | None, str, str]] = set()
@@ -146,7 +149,7 @@ def _print(plan: Any, breakage: Any, written: list[Path]) -> None:
             print(f"  {shown(path, Path.cwd())}")
 
 
-def _print_verdict(verdict: Any, shown_templates: set[tuple[str | None, str, str]]) -> None:
+def _print_verdict(verdict: WorkloadVerdict, shown_templates: set[tuple[str | None, str, str]]) -> None:
     workload, placement = verdict.workload, verdict.placement
     asks = ", ".join(f"{r}: {n}" for r, n in workload.per_pod().items()) or "resource claims"
     pods = f"{placement.pods} pod(s)" if workload.replicas is not None else f"{placement.pods} node(s)"
@@ -154,7 +157,7 @@ def _print_verdict(verdict: Any, shown_templates: set[tuple[str | None, str, str
     ways = []
     for group, count in placement.device_plugin.items():
         ways.append(f"device plugin on {group} ({count} pod(s), {placement.gpus[group]} GPU(s))")
-    if placement.mapped:
+    if placement.mapped and placement.mapping is not None:
         ways.append(f"mapping {placement.mapping.resource} -> {placement.mapping.device_class} ({placement.mapped} "
                     "pod(s))")
     if placement.claims:
@@ -174,6 +177,7 @@ def _print_verdict(verdict: Any, shown_templates: set[tuple[str | None, str, str
             shown_templates.add((choice.team, workload.namespace, choice.name))
             where = f"add to {choice.team_file}" if choice.team_file else "no team file to add it to"
             print(f"  template: {owner} has none that fits; {where}:")
+            assert choice.team_yaml is not None  # a template new in this run, first shown here
             for line in choice.team_yaml.splitlines():
                 print(f"    {line}")
         for note in choice.notes:

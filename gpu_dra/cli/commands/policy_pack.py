@@ -3,9 +3,9 @@
 PulumiPolicy.yaml at the project's version, and a requirements.txt without `-e ..` (publish uploads the folder only).
 
 The requirements are the distributions the copied source loads (imported in a subprocess), as pyproject.toml's
-dependencies pin them: one source of truth. The folder is the build's: it lists what it wrote in
-`<folder>/.gpu-dra-policy-pack` and replaces and prunes only those files (cli/output_folder, as render writes its
-manifests); a folder without that record that holds anything is refused, untouched. `venv/` (made by
+dependencies pin them: one source of truth. The folder is the build's: cli/output_folder writes it and keeps the
+record of what the build wrote there (`POLICY_PACK`), replacing and pruning only those files, as render does its
+manifests; a folder without that record that holds anything is refused, untouched. `venv/` (made by
 `make policy-pack`) is never the build's to touch.
 """
 
@@ -24,14 +24,12 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from gpu_dra.cli.common import EXIT_OK, UsageError, child_process, cut, project_root, shown
-from gpu_dra.cli.output_folder import FolderError, Ownership, read_record, write_folder
+from gpu_dra.cli.output_folder import POLICY_PACK, FolderError, check_folder, write_folder
 
-RECORD = ".gpu-dra-policy-pack"
-_HEADER = "# Files `gpu-dra policy-pack` wrote here; the next build replaces and prunes these, nothing else.\n"
 SEEDS = ("gpu_dra/__init__.py", "gpu_dra/policypack.py")
-FIXED = ("PulumiPolicy.yaml", "__main__.py", "requirements.txt", ".gitignore")
 # `pulumi policy publish` archives the folder without what a .gitignore in it lists (pulumi/pulumi#4644).
-_GITIGNORE = f"# Not published: `pulumi policy publish` skips what this lists.\nvenv/\n__pycache__/\n*.pyc\n{RECORD}\n"
+_GITIGNORE = ("# Not published: `pulumi policy publish` skips what this lists.\nvenv/\n__pycache__/\n*.pyc\n"
+              f"{POLICY_PACK.name}\n")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 # Imports the required modules and those of the optional ones that exist (`from a import b`: b may be a name), then
 # prints each module loaded since start-up (not by site) with its file.
@@ -63,7 +61,7 @@ def register(verbs: Any) -> None:
     pack = verbs.add_parser("policy-pack", epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
         help="build the policy pack as a self-contained folder (PulumiPolicy.yaml, source, requirements.txt)")
     pack.add_argument("--out", help="the pack's folder (default build/policy-pack); gpu-dra lists what it wrote in "
-                      f"<folder>/{RECORD} and refuses a folder that holds anything without that record")
+                      f"<folder>/{POLICY_PACK.name} and refuses a folder that holds anything without that record")
     pack.set_defaults(func=run)
 
 
@@ -83,7 +81,7 @@ def build(root: Path, out: Path) -> list[Path]:
     """Build the pack into `out`; returns its files. Raises PackError, having written nothing, when `out` is not
     the build's or the copied source imports what pyproject.toml's dependencies do not provide."""
     try:
-        _check_owned(out)
+        check_folder(out, POLICY_PACK)  # before the import probe, which takes a second or two
         sources = _sources(root)
         files = {path: (root / path).read_bytes() for path in sources}
         files["__main__.py"] = (root / "policies" / "__main__.py").read_bytes()
@@ -91,32 +89,9 @@ def build(root: Path, out: Path) -> list[Path]:
         files["PulumiPolicy.yaml"] = _project_file(root).encode()
         files[".gitignore"] = _GITIGNORE.encode()
         # Unchanged files are left as they are, so make sees no change.
-        return write_folder(out, dict(sorted(files.items())), PACK)
+        return write_folder(out, dict(sorted(files.items())), POLICY_PACK)
     except FolderError as error:
         raise PackError(str(error)) from None
-
-
-def _check_owned(out: Path) -> None:
-    """A folder the build did not make (no record) must be missing or empty."""
-    if read_record(out, PACK) is not None:
-        return
-    try:
-        holds_files = out.is_dir() and any(out.iterdir())
-    except OSError as error:
-        raise PackError(f"{cut(str(out))}: {error.strerror or error}") from None
-    if holds_files:
-        raise PackError(f"{cut(str(out))} holds files and `gpu-dra policy-pack` did not make it (no {RECORD} in it); "
-                        "move it away or choose another --out. Nothing was written")
-
-
-def _ours(relative: str) -> bool:
-    """A name the build writes: a hand-edited record cannot make it delete venv/ or anything else."""
-    path = PurePosixPath(relative)
-    return relative in FIXED or (not path.is_absolute() and ".." not in path.parts and path.parts[:1] == ("gpu_dra",)
-                                 and path.suffix == ".py")
-
-
-PACK = Ownership(RECORD, _HEADER, _ours)
 
 
 def _sources(root: Path) -> list[str]:

@@ -9,9 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from gpu_dra.cli.common import EXIT_OK, UsageError, project_root, run_program_offline, shown
+from gpu_dra.cli.output_folder import MANIFESTS
 
 OUT_HELP = ("one YAML file per object under <namespace>/ or _cluster/. gpu-dra lists what it wrote in "
-            "<folder>/.gpu-dra-files and on the next run replaces and prunes only those files; it never deletes or "
+            f"<folder>/{MANIFESTS.name} and on the next run replaces and prunes only those files; it never deletes or "
             "overwrites a file of yours nor writes through a link, and stops before writing anything if one is in "
             "the way")
 

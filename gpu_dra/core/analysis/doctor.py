@@ -20,9 +20,10 @@ from typing import Any
 import yaml
 
 from gpu_dra.core.analysis.allocator import PREVENTING_EFFECTS, Features, tolerates
-from gpu_dra.core.analysis.explain import Explainer, TaintRuleError, classes_from_objects, features_for, taint_rule_gate
+from gpu_dra.core.analysis.explain import Explainer, TaintRuleError, features_for, taint_rule_gate
 from gpu_dra.core.analysis.inventory import Inventory, from_documents
 from gpu_dra.core.data import mapping
+from gpu_dra.core.dra.claims import classes_from_objects
 from gpu_dra.core.dra.objects import DeviceTaint, ResourceClaim, ResourceSlice, parse_claim, parse_device_class
 from gpu_dra.core.dra.quantity import QuantityError, parse_quantity
 from gpu_dra.core.facts import gates

@@ -85,9 +85,29 @@ def lint_selector(expression: str, context: SelectorContext = SelectorContext())
     tokens = tokenize(expression)
     if tokens is None:
         return []
-    findings: list[Finding] = []
+    findings = _lookup_findings(tokens, context)
     text = " ".join(t.text for t in tokens)
-    lookups = device_lookups(tokens)
+    if context.class_selector and "device . driver ==" not in text and "== device . driver" not in text:
+        findings.append(Finding(
+            "missing-driver-guard", WARNING,
+            "a DeviceClass selector sees every device of every driver; without a driver check it may match, or "
+            "raise on, another driver's devices",
+            f"start with device.driver == '{nvidia.DRIVER_NAME}' && ..."))
+    patterns = _product_patterns(tokens)
+    for pattern in patterns:
+        if not any(_regex_matches(pattern, name) for name in KNOWN_PRODUCT_NAMES):
+            findings.append(Finding(
+                "product-matches-nothing", WARNING,
+                f"productName.matches({pattern!r}) matches no product name the driver is known to publish "
+                "(names are NVML's, e.g. 'NVIDIA H100 80GB HBM3', 'Tesla T4')",
+                "match a substring of a known name, e.g. 'H100|A100'"))
+    return findings + _memory_findings(tokens, patterns)
+
+
+def _lookup_findings(tokens: list[Token], context: SelectorContext) -> list[Finding]:
+    """Each attribute or capacity of NVIDIA's domains the selector reads, once: one the driver does not publish
+    (or publishes as the other kind), or one some device types lack, read without a guard."""
+    findings: list[Finding] = []
     level = context.target.driver_level
     published = {t: nvidia.published_attributes(level, t) for t in context.device_types}
     every_attribute = set().union(*[nvidia.published_attributes(level, t) for t in nvidia.DEVICE_TYPES])
@@ -95,8 +115,7 @@ def lint_selector(expression: str, context: SelectorContext = SelectorContext())
     restriction = _type_restriction(tokens)
     visible = [t for t in context.device_types if restriction is None or t in restriction]
     reported: set[tuple[str, str]] = set()
-
-    for lookup in lookups:
+    for lookup in device_lookups(tokens):
         name = _qualified_name(lookup)
         if name is None or lookup.domain not in (nvidia.DRIVER_NAME, nvidia.STANDARD_DOMAIN):
             continue
@@ -135,37 +154,27 @@ def lint_selector(expression: str, context: SelectorContext = SelectorContext())
                 f"guard it: has(device.{lookup.map}['{lookup.domain}'].{lookup.name}) && ..., or "
                 f"device.{lookup.map}['{lookup.domain}'].?{lookup.name}.orValue(...)"
                 + ("" if omitted else f", or restrict the type first (type == '{visible[0]}')")))
+    return findings
 
-    if context.class_selector and "device . driver ==" not in text and "== device . driver" not in text:
-        findings.append(Finding(
-            "missing-driver-guard", WARNING,
-            "a DeviceClass selector sees every device of every driver; without a driver check it may match, or "
-            "raise on, another driver's devices",
-            f"start with device.driver == '{nvidia.DRIVER_NAME}' && ..."))
 
-    patterns = _product_patterns(tokens)
-    for pattern in patterns:
-        if not any(_regex_matches(pattern, name) for name in KNOWN_PRODUCT_NAMES):
-            findings.append(Finding(
-                "product-matches-nothing", WARNING,
-                f"productName.matches({pattern!r}) matches no product name the driver is known to publish "
-                "(names are NVML's, e.g. 'NVIDIA H100 80GB HBM3', 'Tesla T4')",
-                "match a substring of a known name, e.g. 'H100|A100'"))
-
+def _memory_findings(tokens: list[Token], patterns: list[str]) -> list[Finding]:
+    """A memory threshold between what the driver reports for a GPU model and the size in its name."""
     threshold = _memory_threshold(tokens)
-    if threshold is not None:
-        try:
-            wanted = parse_quantity(threshold)
-        except QuantityError:
-            wanted = None
-        for model in GPU_MODELS.values():
-            if wanted is None or (patterns and not any(_regex_matches(p, model.product_name) for p in patterns)):
-                continue
-            reported_memory = parse_quantity(model.memory)
-            if reported_memory < wanted <= model.marketing_gb * 2**30:
-                findings.append(Finding(
-                    "memory-above-reported", WARNING,
-                    f"quantity('{threshold}') excludes every {model.product_name}: the driver reports "
-                    f"{model.memory}, less than the {model.marketing_gb}Gi its name suggests",
-                    f"use quantity('{int(reported_memory // 2**30)}Gi') or less for {model.product_name}"))
+    if threshold is None:
+        return []
+    try:
+        wanted = parse_quantity(threshold)
+    except QuantityError:
+        return []
+    findings = []
+    for model in GPU_MODELS.values():
+        if patterns and not any(_regex_matches(p, model.product_name) for p in patterns):
+            continue
+        reported_memory = parse_quantity(model.memory)
+        if reported_memory < wanted <= model.marketing_gb * 2**30:
+            findings.append(Finding(
+                "memory-above-reported", WARNING,
+                f"quantity('{threshold}') excludes every {model.product_name}: the driver reports "
+                f"{model.memory}, less than the {model.marketing_gb}Gi its name suggests",
+                f"use quantity('{int(reported_memory // 2**30)}Gi') or less for {model.product_name}"))
     return findings

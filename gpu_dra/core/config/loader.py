@@ -7,27 +7,20 @@ its file and in its team files, are collected and raised together as one ConfigE
 from __future__ import annotations
 
 import difflib
-import functools
-import ipaddress
 import json
 import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
-from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic import BaseModel, ValidationError
 
 from gpu_dra.core.config import nvidia_driver
 from gpu_dra.core.config.models import (
     CONFIG_NAMESPACE,
     MAX_TEMPLATES_PER_STACK,
-    STRICT,
-    AllocationMode,
-    Cluster,
-    Environment,
-    Platform,
     PlatformKey,
     Quota,
     Stack,
@@ -35,7 +28,7 @@ from gpu_dra.core.config.models import (
     Team,
     TeamHosting,
 )
-from gpu_dra.core.dra.metadata import is_dns_label
+from gpu_dra.core.config.stack_rules import STACK_RULES, StackParts
 from gpu_dra.core.facts import nvidia
 from gpu_dra.core.findings import ConfigError, Finding, config_finding
 from gpu_dra.core.yamlsource import Loc, Located, format_path, read_yaml
@@ -43,11 +36,6 @@ from gpu_dra.core.yamlsource import Loc, Located, format_path, read_yaml
 PREFIX = f"{CONFIG_NAMESPACE}:"
 SECRET_PLACEHOLDER = "<secret: not decrypted offline>"
 RESERVED_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
-# Address blocks reserved for documentation: they look real in an allow-list, but no client ever has such an address,
-# so an endpoint open only to them admits nobody.
-DOCUMENTATION_RANGES = {ipaddress.ip_network(block): rfc for block, rfc in (
-    ("192.0.2.0/24", "RFC 5737"), ("198.51.100.0/24", "RFC 5737"), ("203.0.113.0/24", "RFC 5737"),
-    ("2001:db8::/32", "RFC 3849"))}
 
 
 def stack_file(root: Path, stack: str) -> Path:
@@ -232,6 +220,37 @@ def stack_values(root: Path, stack: str) -> tuple[dict[str, Any], Located]:
     return _stack_values_from_file(located, display), located
 
 
+@dataclass(frozen=True)
+class SourceFile:
+    """A stack or team file as the loader read it: its path as findings show it, and its document with lines."""
+
+    file: str
+    located: Located
+
+
+@dataclass
+class TeamFiles:
+    """The team files one run has read and parsed, by path: the stacks of a project share team files, and a run
+    (`gpu-dra check --all-stacks`) reads each once. One per run: a file changed during the run is not read again."""
+
+    parsed: dict[Path, Located] = field(default_factory=dict)
+
+    def read(self, path: Path, display: str) -> Located:
+        if path not in self.parsed:
+            self.parsed[path] = read_yaml(path, display)
+        return self.parsed[path]
+
+
+@dataclass(frozen=True)
+class LoadedStack:
+    """A validated stack and the files it was read from, so what runs after the loader (placing findings on lines,
+    reading the workloads the teams name) reads and parses none of them again."""
+
+    stack: Stack
+    source: SourceFile  # the stack file
+    teams: Mapping[str, SourceFile]  # each hosted team's file, by team name
+
+
 def load_stack(root: Path, stack: str) -> Stack:
     """Load a stack from its file, as the offline commands and tests do."""
     values, located = stack_values(root, stack)
@@ -247,10 +266,17 @@ def load_stack_from_engine(root: Path, stack: str, values: Mapping[str, Any]) ->
 
 
 def build_stack(root: Path, stack: str, values: Mapping[str, Any], located: Located) -> Stack:
+    """The stack validated with every team file it names (build_loaded_stack), without the files."""
+    return build_loaded_stack(root, stack, values, located).stack
+
+
+def build_loaded_stack(root: Path, stack: str, values: Mapping[str, Any], located: Located,
+                       team_files: TeamFiles | None = None) -> LoadedStack:
     """Validate the stack file and every team file it names, reporting all their mistakes at once.
 
     A stack file with errors still has its team files read (as far as `gpu-dra:teams` can be read) and its
     cross-key rules run on the keys that are valid on their own, so fixing a stack takes one run, not one per error.
+    `team_files`: the team files this run has read already (without it, each is read here).
     """
     display = str(stack_file(root, stack).relative_to(root))
     problems: list[Finding] = []
@@ -265,14 +291,15 @@ def build_stack(root: Path, stack: str, values: Mapping[str, Any], located: Loca
             exc, StackConfig, ours, display, located,
             in_file=lambda loc: ("config", PREFIX + str(loc[0])) + loc[1:] if loc else ("config",),
             shown=lambda loc: PREFIX + format_path(loc))
-    parts = _Parts.of(config, ours)
-    problems += _stack_rules(parts, bool(ours.get("kubeconfig")), display, located)
+    parts = StackParts.of(config, ours)
+    problems += _stack_rules(parts, display, located)
     teams: list[Team] = []
-    team_lines: dict[str, Located] = {}
+    sources: dict[str, SourceFile] = {}
     platform_keys: list[PlatformKey] = []
+    files = team_files if team_files is not None else TeamFiles()
     for name, hosting in parts.teams.items():
         try:
-            team, team_lines[name], left_out = _load_team(root, name)
+            team, sources[name], left_out = _load_team(root, name, files)
         except ConfigError as exc:
             problems += exc.findings
             continue
@@ -282,14 +309,15 @@ def build_stack(root: Path, stack: str, values: Mapping[str, Any], located: Loca
             continue
         teams.append(_apply_hosting(team, hosting))
         platform_keys += left_out
-    problems += _team_rules(parts, teams, team_lines, display, located)
+    problems += _team_rules(parts, teams, sources, display, located)
     if config is not None and not any(p.file.startswith("stacks/teams/") for p in problems):
         for loc, message in nvidia_driver.gate_problems(config, teams):
             problems.append(config_finding(display, PREFIX + format_path(("draDriver", *loc)), message,
                                            _at(located, "draDriver", *loc)))
     if problems or config is None:
         raise ConfigError(problems)
-    return Stack.model_validate({"name": stack, "config": config, "teams": teams, "platformKeys": platform_keys})
+    built = Stack.model_validate({"name": stack, "config": config, "teams": teams, "platformKeys": platform_keys})
+    return LoadedStack(built, SourceFile(display, located), sources)
 
 
 # Namespaces a stack file may set besides ours: the providers of the Pulumi packages the program uses read them.
@@ -318,196 +346,10 @@ def _at(located: Located, key: str, *loc: str | int) -> int | None:
     return located.line(("config", PREFIX + key) + loc)
 
 
-ModelT = TypeVar("ModelT", bound=BaseModel)
-
-
-@functools.cache
-def _field_adapter(model: type[BaseModel], name: str) -> TypeAdapter[Any]:
-    """One field validated as strictly as in its model (a model type carries its own config)."""
-    annotation = model.model_fields[name].rebuild_annotation()
-    own_config = isinstance(annotation, type) and issubclass(annotation, BaseModel)
-    return TypeAdapter(annotation, config=None if own_config else STRICT)
-
-
-def _partial(model: type[ModelT], raw: Any) -> tuple[ModelT, frozenset[str]]:
-    """`model` built from the fields of `raw` that are valid on their own (defaults for absent ones) without its
-    cross-field checks, and the names of those fields: what rules may read when `raw` as a whole is invalid."""
-    values: dict[str, Any] = {}
-    raw = raw if isinstance(raw, Mapping) else {}
-    for name, field in model.model_fields.items():
-        key = field.alias or name
-        if key not in raw:
-            if not field.is_required():
-                values[name] = field.get_default(call_default_factory=True)
-            continue
-        try:
-            values[name] = _field_adapter(model, name).validate_python(raw[key])
-        except ValidationError:
-            continue
-    return model.model_construct(**values), frozenset(values)
-
-
-@dataclass(frozen=True)
-class _Parts:
-    """What cross-key rules may read: the stack as validated or, when the file has errors, built from the keys that
-    are valid on their own (`known` names them by field: node_groups, ..., cluster.platform, ...), so each rule runs
-    when the keys it reads are valid."""
-
-    config: StackConfig
-    known: frozenset[str]
-    teams: dict[str, TeamHosting | None]
-
-    @classmethod
-    def of(cls, config: StackConfig | None, ours: Mapping[str, Any]) -> _Parts:
-        every_cluster_field = {f"cluster.{name}" for name in Cluster.model_fields}
-        if config is not None:
-            return cls(config, frozenset({*StackConfig.model_fields, *every_cluster_field}), dict(config.teams))
-        partial, known = _partial(StackConfig, ours)
-        if "cluster" in known:
-            known |= every_cluster_field
-        else:
-            cluster, cluster_known = _partial(Cluster, ours.get("cluster"))
-            partial = partial.model_copy(update={"cluster": cluster})
-            known |= {f"cluster.{name}" for name in cluster_known}
-        return cls(partial, known, _readable_teams(ours.get("teams")))
-
-    def has(self, *names: str) -> bool:
-        return all(name in self.known for name in names)
-
-
-def _readable_teams(raw: Any) -> dict[str, TeamHosting | None]:
-    """The teams an invalid `gpu-dra:teams` still names: entries whose name is a DNS label (their own mistakes are
-    reported by the stack's validation; a broken override counts as none, so the team file is still checked)."""
-    if not isinstance(raw, dict):
-        return {}
-    teams: dict[str, TeamHosting | None] = {}
-    for name, hosting in raw.items():
-        if isinstance(name, str) and is_dns_label(name):
-            try:
-                teams[name] = TeamHosting.model_validate(hosting) if hosting is not None else None
-            except ValidationError:
-                teams[name] = None
-    return teams
-
-
-def _stack_rules(parts: _Parts, has_kubeconfig_secret: bool, file: str, located: Located) -> list[Finding]:
-    """Rules that need more than one object of the stack file; each runs when the keys it reads are valid."""
-    problems = []
-
-    def problem(key: str, loc: Loc, message: str) -> None:
-        problems.append(config_finding(file, PREFIX + format_path((key,) + loc), message, _at(located, key, *loc)))
-
-    config, cluster, has = parts.config, parts.config.cluster, parts.has
-
-    def unique_names(key: str, items: Sequence[Any]) -> None:
-        seen: dict[str, int] = {}
-        for i, item in enumerate(items):
-            if item.name in seen:
-                problem(key, (i, "name"), f"{item.name!r} is already used by {key}[{seen[item.name]}]")
-            seen.setdefault(item.name, i)
-
-    def one_driver(key: str, items: Sequence[Any], what: str) -> None:
-        if len({item.driver for item in items if item.allocation_mode is AllocationMode.dra}) > 1:
-            problem(key, (), f"DRA {what} disagree on `driver` (host vs gpu-operator); one DRA driver install serves "
-                             "them all with one nvidiaDriverRoot, so use one per stack")
-
-    if has("node_groups"):
-        for i, group in enumerate(config.node_groups):
-            if group.name == "system":
-                problem("nodeGroups", (i, "name"), "'system' is the CPU node group's name; pick another")
-            # EKS allows 63 characters; the name prefix gets a 26-character unique suffix so groups can be replaced.
-            if has("cluster.name") and len(f"{cluster.name}-{group.name}-") > 37:
-                problem("nodeGroups", (i, "name"), f"the EKS node group name prefix {cluster.name}-{group.name}- "
-                                                  "exceeds 37 characters; shorten the group or cluster name")
-            networking = cluster.networking if has("cluster.networking") else None
-            if has("cluster.networking") and group.availability_zone and (
-                    networking is None or networking.new_vpc is None
-                    or group.availability_zone not in networking.new_vpc.availability_zones):
-                problem("nodeGroups", (i, "availabilityZone"), "must be one of cluster.networking.newVpc's "
-                                                              "availabilityZones (with an existing VPC, use subnetIds)")
-        unique_names("nodeGroups", config.node_groups)
-        one_driver("nodeGroups", config.node_groups, "node groups")
-        if has("cluster.platform") and cluster.platform is Platform.eks and not config.node_groups:
-            problem("nodeGroups", (), "an EKS stack needs at least one GPU node group")
-        if has("cluster.platform") and cluster.platform is Platform.existing and config.node_groups:
-            problem("nodeGroups", (), "only for platform eks: gpu-dra creates no nodes on an existing cluster; "
-                                      "declare its GPU nodes as gpu-dra:nodePools (nodeSelector, instanceType, nodes)")
-    if has("node_pools") and config.node_pools:
-        if has("cluster.platform") and cluster.platform is Platform.eks:
-            problem("nodePools", (), "only for platform existing: on EKS gpu-dra creates the GPU nodes, declared as "
-                                     "gpu-dra:nodeGroups")
-        unique_names("nodePools", config.node_pools)
-        one_driver("nodePools", config.node_pools, "node pools")
-
-    classes: dict[str, int] = {}
-    for i, device_class in enumerate(config.device_classes if has("device_classes") else []):
-        if nvidia.is_chart_device_class(device_class.name):
-            problem("deviceClasses", (i, "name"), f"{device_class.name!r} is installed by NVIDIA's DRA driver chart; "
-                                                  "pick another name (e.g. gpu-h100) and select from it")
-        elif device_class.name in classes:
-            problem("deviceClasses", (i, "name"),
-                    f"{device_class.name!r} is already defined at deviceClasses[{classes[device_class.name]}]")
-        classes.setdefault(device_class.name, i)
-
-    mapped_names: dict[str, int] = {}
-    mapped_classes: dict[str, int] = {}
-    for i, mapping in enumerate(config.legacy_mappings if has("legacy_mappings") else []):
-        if has("device_classes") and mapping.device_class not in classes:
-            declared = ", ".join(sorted(classes)) or "none"
-            problem("legacyMappings", (i, "deviceClass"), f"{mapping.device_class!r} is not declared in "
-                                                           f"gpu-dra:deviceClasses (declared: {declared})")
-        if mapping.extended_resource_name in mapped_names:
-            problem("legacyMappings", (i, "extendedResourceName"),
-                    f"{mapping.extended_resource_name} is already mapped by "
-                    f"legacyMappings[{mapped_names[mapping.extended_resource_name]}]")
-        if mapping.device_class in mapped_classes:
-            first = mapped_classes[mapping.device_class]
-            problem("legacyMappings", (i, "deviceClass"), f"a class carries one extendedResourceName; "
-                                                           f"{mapping.device_class} is already mapped by "
-                                                           f"legacyMappings[{first}]")
-        mapped_names.setdefault(mapping.extended_resource_name, i)
-        mapped_classes.setdefault(mapping.device_class, i)
-
-    # The program keys access entries by name, and EKS allows one access entry per IAM principal ("An IAM
-    # principal can't be included in more than one access entry": docs.aws.amazon.com/eks/latest/userguide/
-    # creating-access-entries.html).
-    entry_names: dict[str, int] = {}
-    principals: dict[str, int] = {}
-    for i, entry in enumerate(cluster.access_entries if has("cluster.access_entries") else []):
-        if entry.name in entry_names:
-            problem("cluster", ("accessEntries", i, "name"), f"{entry.name!r} is already used by "
-                                                             f"accessEntries[{entry_names[entry.name]}]; give each "
-                                                             "entry its own name")
-        if entry.principal_arn in principals:
-            problem("cluster", ("accessEntries", i, "principalArn"),
-                    f"{entry.principal_arn} already has accessEntries[{principals[entry.principal_arn]}], and EKS "
-                    "allows one access entry per IAM principal; keep one entry for it")
-        entry_names.setdefault(entry.name, i)
-        principals.setdefault(entry.principal_arn, i)
-
-    for i, cidr in enumerate(cluster.endpoint.public_access_cidrs if has("cluster.endpoint") else []):
-        network = ipaddress.ip_network(cidr)
-        reserved = next((r for r in DOCUMENTATION_RANGES if network[0] in r and network[-1] in r), None)
-        if reserved:
-            where = "is" if network == reserved else f"is inside {reserved},"
-            problem("cluster", ("endpoint", "publicAccessCidrs", i),
-                    f"{cidr} {where} an address range reserved for documentation ({DOCUMENTATION_RANGES[reserved]}): "
-                    "it admits nobody. Set the egress CIDRs of the networks you run kubectl and `pulumi up` from "
-                    "(your office or VPN), or publicAccess: false to keep the endpoint private")
-    if has("environment", "cluster.endpoint") and config.environment is Environment.prod:
-        for i, cidr in enumerate(cluster.endpoint.public_access_cidrs):
-            if cidr in ("0.0.0.0/0", "::/0"):
-                problem("cluster", ("endpoint", "publicAccessCidrs", i),
-                        "prod's API endpoint is never open to the world; list your office or VPN CIDRs, "
-                        "or set publicAccess: false")
-    if has("cluster.platform", "cluster.kubeconfig"):
-        if cluster.platform is Platform.existing:
-            if not (cluster.kubeconfig and cluster.kubeconfig.path) and not has_kubeconfig_secret:
-                problem("cluster", ("kubeconfig",), "an existing cluster needs kubeconfig.path, or the secret "
-                                                    "`pulumi config set --secret gpu-dra:kubeconfig < kubeconfig`")
-        elif has_kubeconfig_secret:
-            problem("kubeconfig", (), "only for platform existing; an EKS cluster's kubeconfig is derived")
-    return problems
+def _stack_rules(parts: StackParts, file: str, located: Located) -> list[Finding]:
+    """The stack file's cross-key rules (stack_rules.STACK_RULES), in order, their mistakes on their keys' lines."""
+    return [config_finding(file, PREFIX + format_path((key, *loc)), message, _at(located, key, *loc))
+            for rule in STACK_RULES for key, loc, message in rule(parts)]
 
 
 # What only the platform decides for a team: admin access (set in the stack's `gpu-dra:teams.<team>.admin`) and
@@ -552,16 +394,16 @@ class _NoTeamFile(Exception):
     """A team the stack names has no file: reported at the stack's `gpu-dra:teams` entry, where the name is."""
 
 
-def _load_team(root: Path, name: str) -> tuple[Team, Located, list[PlatformKey]]:
-    """A team file validated, its lines, and the keys only the platform may set that it was read without; every
-    mistake in it is raised at once as a ConfigError."""
+def _load_team(root: Path, name: str, files: TeamFiles) -> tuple[Team, SourceFile, list[PlatformKey]]:
+    """A team file validated, the file as read, and the keys only the platform may set that it was read without;
+    every mistake in it is raised at once as a ConfigError."""
     path = team_file(root, name)
     display = str(path.relative_to(root))
     if not path.exists():
         known = sorted(p.stem for p in (root / "stacks" / "teams").glob("*.yaml"))
         raise _NoTeamFile(f"no team file {display}; create it, or host one of the teams that have a file: "
                           f"{', '.join(known) or 'none'}")
-    located = read_yaml(path, display)
+    located = files.read(path, display)
     data = located.data if located.data is not None else {}
     if not isinstance(data, dict):
         raise ConfigError([config_finding(display, "", "must be a mapping with keys name, namespace, quota, "
@@ -588,7 +430,7 @@ def _load_team(root: Path, name: str) -> tuple[Team, Located, list[PlatformKey]]
                                                "manifests inside it", located.line(("workloads", index))))
     if problems:
         raise ConfigError(problems)
-    return team, located, left_out
+    return team, SourceFile(display, located), left_out
 
 
 def _undeclared_classes(team: Team, own: Located, hosting: TeamHosting | None, declared: set[str], stack: str,
@@ -637,7 +479,7 @@ def _apply_hosting(team: Team, hosting: TeamHosting | None) -> Team:
     return team.model_copy(update={"quota": quota})
 
 
-def _team_rules(parts: _Parts, teams: list[Team], team_lines: dict[str, Located], file: str,
+def _team_rules(parts: StackParts, teams: list[Team], sources: Mapping[str, SourceFile], file: str,
                 located: Located) -> list[Finding]:
     problems = []
     templates = sum(len(team.claim_templates) for team in teams)
@@ -650,8 +492,8 @@ def _team_rules(parts: _Parts, teams: list[Team], team_lines: dict[str, Located]
     if parts.has("device_classes"):
         declared = {c.name for c in parts.config.device_classes} | set(nvidia.CHART_DEVICE_CLASSES)
         for team in teams:
-            problems += _undeclared_classes(team, team_lines[team.name], parts.teams.get(team.name), declared, file,
-                                            located)
+            problems += _undeclared_classes(team, sources[team.name].located, parts.teams.get(team.name), declared,
+                                            file, located)
     reserved = {*RESERVED_NAMESPACES, *([parts.config.dra_driver.namespace] if parts.has("dra_driver") else [])}
     owners: dict[str, str] = {}
     for team in teams:

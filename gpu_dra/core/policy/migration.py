@@ -15,8 +15,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from gpu_dra.core.analysis import placement
+from gpu_dra.core.analysis.placement import DevicePluginGroup
 from gpu_dra.core.data import UNKNOWN
-from gpu_dra.core.dra.scheduling import why_not_on
 from gpu_dra.core.facts.hardware import INSTANCE_TYPES
 from gpu_dra.core.facts.labels import ALLOCATION_LABEL
 from gpu_dra.core.findings import Finding
@@ -28,16 +29,10 @@ DEVICE_PLUGIN = "device-plugin"
 
 
 @dataclass
-class _Group:
-    """A device-plugin group at max size: its nodes' free GPUs, labels and taints."""
+class _Group(DevicePluginGroup):
+    """A device-plugin group at max size, and the node group resource a finding points at."""
 
-    name: str
-    resource: Resource | None  # None for an existing cluster's pool
-    gpus: int  # per node
-    free: list[int]
-    labels: dict[str, str]
-    taints: Sequence[Mapping[str, Any]]
-    instance_type: str
+    resource: Resource | None = None  # None for an existing cluster's pool
 
 
 def _groups(resources: list[Resource], context: Context) -> tuple[list[_Group], list[Resource]]:
@@ -56,17 +51,17 @@ def _groups(resources: list[Resource], context: Context) -> tuple[list[_Group], 
         labels = {**group.labels, **well_known_labels(itype)}  # as `gpu-dra migrate` sees the nodes (group_views)
         if isinstance(group.resource.props.get("nodeGroupName"), str):
             labels["eks.amazonaws.com/nodegroup"] = group.resource.props["nodeGroupName"]
-        found.append(_Group(group.name, group.resource, gpus, [gpus] * group.max_size, labels, group.taints, itype))
+        found.append(_Group(group.name, labels, group.taints, gpus, [gpus] * group.max_size, itype, group.resource))
     if not groups and not unknown:
         for pool in context.node_pools:
             if pool.get("dra"):
                 continue
             gpus = int(pool.get("gpus") or 0) or (INSTANCE_TYPES[pool["instanceType"]].gpus
                                                    if pool.get("instanceType") in INSTANCE_TYPES else 0)
-            found.append(_Group(str(pool["name"]), None, gpus, [gpus] * int(pool.get("maxNodes") or 0),
-                                {**{str(k): str(v) for k, v in (pool.get("labels") or {}).items()},
-                                 "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64"},
-                                list(pool.get("taints") or []), str(pool.get("instanceType") or "")))
+            labels = {**{str(k): str(v) for k, v in (pool.get("labels") or {}).items()},
+                      "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64"}
+            found.append(_Group(str(pool["name"]), labels, list(pool.get("taints") or []), gpus,
+                                [gpus] * int(pool.get("maxNodes") or 0), str(pool.get("instanceType") or "")))
     return found, unknown
 
 
@@ -74,39 +69,32 @@ def place(workloads: Sequence[Mapping[str, Any]],
           groups: Sequence[_Group]) -> list[tuple[Mapping[str, Any], int, str, _Group | None]]:
     """(workload, pods left, why, the group that ran out of room) for every workload whose pods do not all fit,
     placing in order: first fit, node by node, on the groups its nodeSelector, affinity and tolerations admit (as
-    `gpu-dra migrate` places them)."""
+    `gpu-dra migrate` places them: analysis/placement)."""
     stranded: list[tuple[Mapping[str, Any], int, str, _Group | None]] = []
     for workload in workloads:
-        left, count = int(workload.get("pods") or 0), int(workload.get("gpus") or 0)
+        pods, count = int(workload.get("pods") or 0), int(workload.get("gpus") or 0)
         if workload.get("other"):  # gpu-dra's device plugin sets no MIG strategy: only whole GPUs
-            stranded.append((workload, left, "the device plugin advertises only nvidia.com/gpu, not "
+            stranded.append((workload, pods, "the device plugin advertises only nvidia.com/gpu, not "
                                              + ", ".join(workload["other"]), None))
             continue
         spec = {key: workload[key] for key in ("nodeSelector", "affinity", "tolerations") if workload.get(key)}
-        reasons = [] if groups else ["the stack has no device-plugin node group"]
-        full: _Group | None = None
-        for group in groups:
-            why = why_not_on(spec, group.labels, group.taints)
-            if why:
-                reasons.append(f"{group.name}: {why}")
-                continue
-            if count > group.gpus or not group.free:
-                reasons.append(f"{group.name}: a pod needs {count} GPU(s) on one node; its {len(group.free)} "
-                               f"{group.instance_type} node(s) have {group.gpus}")
-                continue
-            taken = group.gpus * len(group.free) - sum(group.free)
-            for index in range(len(group.free)):
-                while left and group.free[index] >= count:
-                    group.free[index] -= count
-                    left -= 1
-            if not left:
-                break
-            full = group
-            reasons.append(f"{group.name} is full ({group.gpus * len(group.free)} GPUs, {taken} taken by the "
-                           "workloads named before it)")
-        if left:
-            stranded.append((workload, left, "; ".join(reasons), full))
+        fit = placement.place(pods, count, spec, groups)
+        if fit.left:
+            full = [o.group for o in fit.outcomes if o.full]
+            reasons = [_reason(o, count) for o in fit.outcomes] if groups \
+                else ["the stack has no device-plugin node group"]
+            stranded.append((workload, fit.left, "; ".join(reasons), full[-1] if full else None))
     return stranded
+
+
+def _reason(outcome: placement.GroupOutcome[_Group], count: int) -> str:
+    group = outcome.group
+    if outcome.refused:
+        return f"{group.name}: {outcome.refused}"
+    if outcome.too_small:
+        return (f"{group.name}: a pod needs {count} GPU(s) on one node; its {len(group.free)} {group.instance_type} "
+                f"node(s) have {group.gpus}")
+    return f"{group.name} is full ({group.total} GPUs, {outcome.taken} taken by the workloads named before it)"
 
 
 def legacy_workloads_placed(resources: list[Resource], context: Context) -> list[Finding]:

@@ -15,8 +15,6 @@ from gpu_dra.core.analysis.explain import (
     MISSING_CLASS,
     ClaimReport,
     Explainer,
-    claims_from_objects,
-    classes_from_objects,
 )
 from gpu_dra.core.analysis.inventory import Device, GroupSpec, synthesize_groups
 from gpu_dra.core.checks.lint import SelectorContext, lint_selector
@@ -24,6 +22,7 @@ from gpu_dra.core.checks.manifest_lint import selector_sites
 from gpu_dra.core.data import plain
 from gpu_dra.core.dra.cel import CompileError, check_selector, compile_selector, device_view, evaluate
 from gpu_dra.core.dra.cel.lexer import device_lookups, tokenize
+from gpu_dra.core.dra.claims import claims_from_objects, classes_from_objects
 from gpu_dra.core.dra.objects import DeviceClass, ResourceClaim
 from gpu_dra.core.facts import nvidia
 from gpu_dra.core.facts.labels import ALLOCATION_LABEL

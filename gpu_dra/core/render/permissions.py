@@ -4,7 +4,7 @@
 pulumi-eks are one registration there, so `declared_types` adds the children their provider registers in
 Construct (pulumi/pulumi-eks@7bf0c1b1 nodejs/eks/cluster/cluster.ts:529-583 role and security groups, 687-761 the
 cluster, 1028-1058 access entries, 1091-1112 the vpc-cni add-on; nodes/securitygroup.ts:113-200;
-nodes/nodegroup.ts:2092-2120 the node group; the same reading as gpu_dra.core.facts.engine_shapes).
+nodes/nodegroup.ts:2092-2120 the node group; the same reading as gpu_dra.core.policy.engine).
 
 Two tables, each row citing the page its actions are defined on:
 
@@ -25,6 +25,21 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from gpu_dra.core.facts.pulumi_types import (
+    ACCESS_ENTRY,
+    ACCESS_POLICY_ASSOCIATION,
+    ADDON,
+    ADDON_VERSION,
+    CLUSTER,
+    EKS_CLUSTER,
+    MANAGED_NODE_GROUP,
+    NODE_GROUP,
+    ROLE,
+    ROLE_POLICY_ATTACHMENT,
+    SECURITY_GROUP,
+    SECURITY_GROUP_RULE,
+)
 
 _SAR = "https://docs.aws.amazon.com/service-authorization/latest/reference/"
 EC2_ACTIONS = _SAR + "list_amazonec2.html"
@@ -47,19 +62,6 @@ EKS_LAUNCH_TEMPLATE_TAGS = _GUIDE + "launch-templates.html"
 EKS_CALLER = "https://docs.aws.amazon.com/step-functions/latest/dg/eks-iam.html"
 
 POLICY_VERSION = "2012-10-17"
-
-CLUSTER = "eks:index:Cluster"
-MANAGED_NODE_GROUP = "eks:index:ManagedNodeGroup"
-EKS_CLUSTER = "aws:eks/cluster:Cluster"
-NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
-ROLE = "aws:iam/role:Role"
-ROLE_POLICY_ATTACHMENT = "aws:iam/rolePolicyAttachment:RolePolicyAttachment"
-SECURITY_GROUP = "aws:ec2/securityGroup:SecurityGroup"
-SECURITY_GROUP_RULE = "aws:ec2/securityGroupRule:SecurityGroupRule"
-ACCESS_ENTRY = "aws:eks/accessEntry:AccessEntry"
-ACCESS_POLICY_ASSOCIATION = "aws:eks/accessPolicyAssociation:AccessPolicyAssociation"
-ADDON = "aws:eks/addon:Addon"
-ADDON_VERSION = "aws:eks/getAddonVersion:getAddonVersion"  # an invoke: read only
 
 
 @dataclass(frozen=True)

@@ -38,16 +38,29 @@ def _checked_expr_class() -> Any:
                                               dependency=["google/protobuf/struct.proto",
                                                           "google/protobuf/empty.proto"])
 
-    def add(message: Any, name: str, number: int, kind: int, type_name: str | None = None,
-            repeated: bool = False, oneof: int | None = None) -> None:
-        field = message.field.add(name=name, number=number, type=kind,
-                                  label=_F.LABEL_REPEATED if repeated else _F.LABEL_OPTIONAL)
-        if type_name:
-            field.type_name = type_name
-        if oneof is not None:
-            field.oneof_index = oneof
+    _add_expr(file)
+    _add_type(file)
+    _add_checked(file)
+    pool.Add(file)
+    return message_factory.GetMessageClass(pool.FindMessageTypeByName("cel.expr.CheckedExpr"))
 
-    expr_t, type_t = ".cel.expr.Expr", ".cel.expr.Type"
+
+_EXPR, _TYPE = ".cel.expr.Expr", ".cel.expr.Type"
+
+
+def _add(message: Any, name: str, number: int, kind: int, type_name: str | None = None,
+         repeated: bool = False, oneof: int | None = None) -> None:
+    field = message.field.add(name=name, number=number, type=kind,
+                              label=_F.LABEL_REPEATED if repeated else _F.LABEL_OPTIONAL)
+    if type_name:
+        field.type_name = type_name
+    if oneof is not None:
+        field.oneof_index = oneof
+
+
+def _add_expr(file: Any) -> None:
+    """cel/expr/syntax.proto: Constant and Expr."""
+    add, expr_t = _add, _EXPR
     constant = file.message_type.add(name="Constant")
     constant.oneof_decl.add(name="kind")
     add(constant, "null_value", 1, _F.TYPE_ENUM, ".google.protobuf.NullValue", oneof=0)
@@ -91,6 +104,11 @@ def _checked_expr_class() -> Any:
     for name, number in (("iter_range", 2), ("accu_init", 4), ("loop_condition", 5), ("loop_step", 6),
                          ("result", 7)):
         add(comprehension, name, number, _F.TYPE_MESSAGE, expr_t)
+
+
+def _add_type(file: Any) -> None:
+    """cel/expr/checked.proto: Type."""
+    add, type_t = _add, _TYPE
     type_ = file.message_type.add(name="Type")
     type_.oneof_decl.add(name="type_kind")
     add(type_, "dyn", 1, _F.TYPE_MESSAGE, ".google.protobuf.Empty", oneof=0)
@@ -112,6 +130,11 @@ def _checked_expr_class() -> Any:
     add(abstract, "name", 1, _F.TYPE_STRING)
     add(abstract, "parameter_types", 2, _F.TYPE_MESSAGE, type_t, repeated=True)
     add(type_, "abstract_type", 14, _F.TYPE_MESSAGE, ".cel.expr.Type.AbstractType", oneof=0)
+
+
+def _add_checked(file: Any) -> None:
+    """cel/expr/checked.proto: Reference and CheckedExpr."""
+    add, expr_t, type_t = _add, _EXPR, _TYPE
     reference = file.message_type.add(name="Reference")
     add(reference, "name", 1, _F.TYPE_STRING)
     add(reference, "overload_id", 3, _F.TYPE_STRING, repeated=True)
@@ -123,8 +146,6 @@ def _checked_expr_class() -> Any:
         add(entry_type, "value", 2, _F.TYPE_MESSAGE, value_type)
         add(checked, name, number, _F.TYPE_MESSAGE, f".cel.expr.CheckedExpr.{entry_type.name}", repeated=True)
     add(checked, "expr", 4, _F.TYPE_MESSAGE, expr_t)
-    pool.Add(file)
-    return message_factory.GetMessageClass(pool.FindMessageTypeByName("cel.expr.CheckedExpr"))
 
 
 CheckedExpr = _checked_expr_class()

@@ -1,4 +1,4 @@
-"""The engine's view of the real mock runs (gpu_dra.core.facts.engine_shapes): remote components as their providers
+"""The engine's view of the real mock runs (gpu_dra.core.policy.engine): remote components as their providers
 register them, their children, and the first preview of a new stack."""
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ import yaml
 from gpu_dra.cli import offline
 from gpu_dra.core.config.loader import load_stack, stack_values
 from gpu_dra.core.data import helm_merge
-from gpu_dra.core.facts import engine_shapes
-from gpu_dra.core.facts.engine_shapes import UNKNOWN, EngineResource, Registered, engine_view
+from gpu_dra.core.facts import pulumi_types
 from gpu_dra.core.facts.nvidia import CHART_CLASS_SELECTORS, DRA_CHART_DEFAULTS
+from gpu_dra.core.policy.engine import ENGINE_UNKNOWN, EngineResource, Registered, engine_view
 from gpu_dra.core.render import charts
 
 from .conftest import ROOT, STACKS
@@ -109,7 +109,7 @@ def test_public_access_cidrs_are_passed_when_given() -> None:
 @pytest.mark.parametrize("stack", STACKS)
 def test_remote_components_have_no_inputs_and_their_registered_outputs(stack: str) -> None:
     resources = view(stack)
-    remote = [r for r in resources if r.type in engine_shapes.REMOTE_COMPONENTS]
+    remote = [r for r in resources if r.type in pulumi_types.REMOTE_COMPONENTS]
     assert {r.type for r in remote} >= {"eks:index:Cluster", "eks:index:ManagedNodeGroup",
                                         "kubernetes:helm.sh/v4:Chart"}
     assert all(r.inputs == {} for r in remote)
@@ -127,7 +127,7 @@ def test_remote_components_have_no_inputs_and_their_registered_outputs(stack: st
 def test_the_engine_sees_one_vpc_cni_addon_the_programs(stack: str) -> None:
     """The program sets useDefaultVpcCni, so pulumi-eks registers no VpcCniAddon beside the program's add-on."""
     resources = view(stack)
-    assert not [r for r in resources if r.type == engine_shapes.VPC_CNI_ADDON]
+    assert not [r for r in resources if r.type == pulumi_types.VPC_CNI_ADDON]
     assert "vpcCni" not in one(resources, "eks:index:Cluster").outputs["core"]
     addon = one([r for r in resources if r.type == "aws:eks/addon:Addon" and r.inputs["addonName"] == "vpc-cni"],
                 "aws:eks/addon:Addon")
@@ -191,7 +191,7 @@ def test_children_inherit_protect_from_their_component() -> None:
     resources = view("prod")
     by_urn = {r.urn: r for r in resources}
     inherited = [(r.protect, by_urn[r.parent].protect) for r in resources
-                 if r.parent in by_urn and by_urn[r.parent].type in engine_shapes.REMOTE_COMPONENTS]
+                 if r.parent in by_urn and by_urn[r.parent].type in pulumi_types.REMOTE_COMPONENTS]
     assert all(child == parent for child, parent in inherited)
     assert {child for child, _ in inherited} == {True, False}  # protected GPU groups, an unprotected system group
 
@@ -323,7 +323,7 @@ def test_every_urn_is_the_engines(stack: str, first_preview: bool) -> None:
             assert r.parent == f"urn:pulumi:{stack}::gpu-dra::pulumi:pulumi:Stack::gpu-dra-{stack}"
             assert chain == r.type
     modelled = [r for r in resources if r.parent in by_urn and by_urn[r.parent].type in
-                engine_shapes.REMOTE_COMPONENTS]
+                pulumi_types.REMOTE_COMPONENTS]
     assert {r.type for r in modelled} >= {"aws:eks/cluster:Cluster", "aws:eks/nodeGroup:NodeGroup"}
 
 
@@ -331,47 +331,48 @@ def test_every_urn_is_the_engines(stack: str, first_preview: bool) -> None:
 def test_first_preview_leaves_computed_values_unknown_and_the_rest_known() -> None:
     resources, regs = view("prod", True), registered("prod")
     template = one(resources, "aws:ec2/launchTemplate:LaunchTemplate", "gpu-prod-l40s")
-    assert template.outputs["latestVersion"] == template.outputs["defaultVersion"] == UNKNOWN
-    assert template.outputs["id"] == template.outputs["arn"] == UNKNOWN
+    assert template.outputs["latestVersion"] == template.outputs["defaultVersion"] == ENGINE_UNKNOWN
+    assert template.outputs["id"] == template.outputs["arn"] == ENGINE_UNKNOWN
     assert template.outputs["metadataOptions"]["httpTokens"] == template.inputs["metadataOptions"]["httpTokens"] \
         == "required"
     group = one(regs, "eks:index:ManagedNodeGroup", "gpu-prod-l40s")
     node_group = one(resources, "aws:eks/nodeGroup:NodeGroup", "gpu-prod-l40s")
-    assert node_group.inputs["launchTemplate"] == {"id": UNKNOWN, "version": UNKNOWN}
-    assert node_group.inputs["nodeRoleArn"] == node_group.outputs["nodeGroupName"] == UNKNOWN
+    assert node_group.inputs["launchTemplate"] == {"id": ENGINE_UNKNOWN, "version": ENGINE_UNKNOWN}
+    assert node_group.inputs["nodeRoleArn"] == node_group.outputs["nodeGroupName"] == ENGINE_UNKNOWN
     for key in ("labels", "taints", "scalingConfig", "instanceTypes", "subnetIds"):  # prod's subnets exist
         assert node_group.inputs[key] == group.inputs[key], key
-    assert one(resources, "eks:index:ManagedNodeGroup", "gpu-prod-l40s").outputs["nodeGroup"] == UNKNOWN
+    assert one(resources, "eks:index:ManagedNodeGroup", "gpu-prod-l40s").outputs["nodeGroup"] == ENGINE_UNKNOWN
 
     cluster = one(resources, "aws:eks/cluster:Cluster")
-    assert cluster.inputs["encryptionConfig"] == UNKNOWN  # the whole object, while the key is new
-    assert cluster.inputs["roleArn"] == UNKNOWN and cluster.inputs["vpcConfig"]["securityGroupIds"] == [UNKNOWN]
+    assert cluster.inputs["encryptionConfig"] == ENGINE_UNKNOWN  # the whole object, while the key is new
+    assert cluster.inputs["roleArn"] == ENGINE_UNKNOWN
+    assert cluster.inputs["vpcConfig"]["securityGroupIds"] == [ENGINE_UNKNOWN]
     assert cluster.inputs["vpcConfig"]["endpointPublicAccess"] is False
     assert cluster.inputs["vpcConfig"]["subnetIds"] == one(regs, "eks:index:Cluster").inputs["privateSubnetIds"]
-    assert cluster.outputs["vpcConfig"]["publicAccessCidrs"] == UNKNOWN
+    assert cluster.outputs["vpcConfig"]["publicAccessCidrs"] == ENGINE_UNKNOWN
     eks = one(resources, "eks:index:Cluster").outputs
-    assert eks["eksCluster"] == eks["core"] == eks["kubeconfig"] == UNKNOWN and eks["fargateProfileId"] == ""
-    assert one(resources, "pulumi:providers:kubernetes").inputs["kubeconfig"] == UNKNOWN
+    assert eks["eksCluster"] == eks["core"] == eks["kubeconfig"] == ENGINE_UNKNOWN and eks["fargateProfileId"] == ""
+    assert one(resources, "pulumi:providers:kubernetes").inputs["kubeconfig"] == ENGINE_UNKNOWN
 
 
 def test_first_preview_of_a_new_vpc_leaves_its_subnets_unknown() -> None:
     resources = view("dev", True)
-    assert one(resources, "aws:eks/cluster:Cluster").inputs["vpcConfig"]["subnetIds"] == UNKNOWN
-    assert one(resources, "aws:eks/nodeGroup:NodeGroup", "gpu-dev-l4").inputs["subnetIds"] == UNKNOWN
-    assert one(resources, "aws:ec2/subnet:Subnet", "gpu-dev-private-us-west-2a").inputs["vpcId"] == UNKNOWN
-    assert one(view("dev"), "aws:eks/cluster:Cluster").inputs["vpcConfig"]["subnetIds"] != UNKNOWN
+    assert one(resources, "aws:eks/cluster:Cluster").inputs["vpcConfig"]["subnetIds"] == ENGINE_UNKNOWN
+    assert one(resources, "aws:eks/nodeGroup:NodeGroup", "gpu-dev-l4").inputs["subnetIds"] == ENGINE_UNKNOWN
+    assert one(resources, "aws:ec2/subnet:Subnet", "gpu-dev-private-us-west-2a").inputs["vpcId"] == ENGINE_UNKNOWN
+    assert one(view("dev"), "aws:eks/cluster:Cluster").inputs["vpcConfig"]["subnetIds"] != ENGINE_UNKNOWN
 
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_first_preview_of_a_new_cluster_has_no_kubernetes_state(stack: str) -> None:
     resources = view(stack, True)
-    objects = [r for r in resources if engine_shapes._is_kubernetes_object(r.type)]
+    objects = [r for r in resources if pulumi_types.is_kubernetes_object(r.type)]
     assert objects and all(r.outputs == {} for r in objects)
     raw = {r.urn: r.inputs for r in registered(stack)}
     assert all(r.inputs == raw[r.urn] for r in objects)  # the program's inputs, no Check
     for chart in (r for r in resources if r.type == "kubernetes:helm.sh/v4:Chart"):
         assert children(resources, chart) == [] and chart.outputs == {}
-    assert all(r.outputs for r in view(stack) if engine_shapes._is_kubernetes_object(r.type))
+    assert all(r.outputs for r in view(stack) if pulumi_types.is_kubernetes_object(r.type))
 
 
 def test_first_preview_against_an_existing_cluster_renders_and_dry_runs() -> None:

@@ -1,0 +1,87 @@
+"""Text fields checked as the API server, EKS and the catalog would: names, quantities, attribute names,
+descriptions, GPU instance types, paths in the repository."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated
+
+from pydantic import AfterValidator
+
+from gpu_dra.core.dra import metadata
+from gpu_dra.core.dra.quantity import QuantityError, parse_quantity
+from gpu_dra.core.facts.hardware import INSTANCE_TYPES
+
+DESCRIPTION_ANNOTATION = "gpu-dra.io/description"  # where render puts a description
+
+# resource.k8s.io FullyQualifiedName: a DNS subdomain of at most 63 characters, a slash, and a C identifier of at most
+# 32 (k8s.io/api resource/v1 types.go: QualifiedName, FullyQualifiedName).
+_QUALIFIED_NAME = re.compile(r"(?=[^/]{1,63}/)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
+                             r"/[A-Za-z_][A-Za-z0-9_]{0,31}")
+
+
+def dns_label(value: str) -> str:
+    """The value if it is a DNS label (RFC 1123) as the API server checks a namespace's name, else its message."""
+    if problem := metadata.dns_label_problem(value):
+        raise ValueError(problem)
+    return value
+
+
+def dns_subdomain(value: str) -> str:
+    """The value if it is a DNS subdomain (RFC 1123) as the API server checks most objects' names, else its
+    message."""
+    if problem := metadata.dns_subdomain_problem(value):
+        raise ValueError(problem)
+    return value
+
+
+def _quantity(value: str) -> str:
+    try:
+        parse_quantity(value)
+    except QuantityError as exc:
+        raise ValueError(str(exc)) from None
+    return str(value)
+
+
+def _qualified_name(value: str) -> str:
+    if not _QUALIFIED_NAME.fullmatch(value):
+        raise ValueError(f"{value!r} must be a domain and a name separated by a slash, "
+                         "e.g. resource.kubernetes.io/pcieRoot or gpu.nvidia.com/productName")
+    return value
+
+
+def _description(value: str) -> str:
+    """Descriptions become the `gpu-dra.io/description` annotation of what they describe: within the API server's
+    annotation limit."""
+    if problems := metadata.annotation_problems({DESCRIPTION_ANNOTATION: value}):
+        raise ValueError(problems[0][1])
+    return value
+
+
+def _gpu_instance_type(value: str) -> str:
+    if value not in INSTANCE_TYPES:
+        families: dict[str, list[str]] = {}
+        for name in INSTANCE_TYPES:
+            family, size = name.split(".", 1)
+            families.setdefault(family, []).append(size)
+        known = "; ".join(f"{family}.{{{','.join(sizes)}}}" for family, sizes in sorted(families.items()))
+        raise ValueError(f"unknown GPU instance type {value!r}; known: {known}")
+    return value
+
+
+def _repository_path(value: str) -> str:
+    """A path inside the repository, relative to its root: the policy pack reads it wherever the repository is."""
+    parts = value.replace("\\", "/").split("/")
+    if not value or value.startswith(("/", "~")) or ".." in parts or ":" in parts[0]:
+        raise ValueError(f"{value!r} must be a path inside the repository, relative to its root (e.g. "
+                         "workloads/ops/gpu-burn.yaml), without '..'")
+    return value
+
+
+GpuInstanceType = Annotated[str, AfterValidator(_gpu_instance_type)]
+RepositoryPath = Annotated[str, AfterValidator(_repository_path)]
+DnsLabel = Annotated[str, AfterValidator(dns_label)]
+DnsSubdomain = Annotated[str, AfterValidator(dns_subdomain)]
+Quantity = Annotated[str, AfterValidator(_quantity)]
+QualifiedName = Annotated[str, AfterValidator(_qualified_name)]
+Description = Annotated[str, AfterValidator(_description)]

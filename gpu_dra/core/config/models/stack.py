@@ -1,0 +1,67 @@
+"""A stack: every `gpu-dra:*` key of its file, and the validated stack with the teams it hosts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field, field_validator
+
+from gpu_dra.core.config.models.base import Model
+from gpu_dra.core.config.models.choices import Environment
+from gpu_dra.core.config.models.classes import DeviceClassConfig, LegacyMapping
+from gpu_dra.core.config.models.cluster import Cluster
+from gpu_dra.core.config.models.driver import DraDriver
+from gpu_dra.core.config.models.fields import dns_label
+from gpu_dra.core.config.models.nodes import NodeGroup, NodePool
+from gpu_dra.core.config.models.team import Team, TeamHosting
+
+CONFIG_NAMESPACE = "gpu-dra"
+
+
+class StackConfig(Model):
+    """Every `gpu-dra:*` key of a stack file."""
+
+    environment: Environment = Field(description="dev, staging or prod; prod is hardened and protected")
+    cluster: Cluster
+    node_groups: list[NodeGroup] = Field(default_factory=list, description="GPU managed node groups (platform eks)")
+    node_pools: list[NodePool] = Field(default_factory=list,
+                                       description="An existing cluster's GPU nodes, by label (platform existing)")
+    dra_driver: DraDriver = Field(default=DraDriver(), description="NVIDIA's DRA driver chart")
+    device_classes: list[DeviceClassConfig] = Field(default_factory=list, description="Platform DeviceClasses")
+    legacy_mappings: list[LegacyMapping] = Field(
+        default_factory=list, description="Serve unchanged extended-resource requests from a DeviceClass")
+    teams: dict[str, TeamHosting | None] = Field(default_factory=dict,
+                                                 description="Teams hosted; each has stacks/teams/<team>.yaml")
+    kubeconfig: str | None = Field(default=None, description="Secret kubeconfig of an existing cluster")
+
+    @field_validator("teams")
+    @classmethod
+    def _team_names(cls, values: dict[str, Any]) -> dict[str, Any]:
+        for name in values:
+            dns_label(name)
+        return values
+
+    @property
+    def protect(self) -> bool:
+        if self.cluster.protect is not None:
+            return self.cluster.protect
+        return self.environment is Environment.prod
+
+
+class PlatformKey(Model):
+    """A key only the platform may set, written in a hosted team's file: the loader leaves it out, and the policy
+    team-file-platform-keys reports it at `line`."""
+
+    team: str
+    file: str
+    line: int | None
+    key: str
+
+
+class Stack(Model):
+    """A validated stack: its config and the teams it hosts, overrides applied."""
+
+    name: str
+    config: StackConfig
+    teams: list[Team]
+    platform_keys: list[PlatformKey] = Field(default_factory=list)

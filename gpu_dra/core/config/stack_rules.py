@@ -1,0 +1,303 @@
+"""The stack file's cross-key rules: each a small function reading what it needs of the stack, run in order.
+
+A rule yields (key, path under the key, message) for each mistake, where the key is a `gpu-dra:` key without its
+namespace; the loader turns them into Findings on the key's line. A rule runs on a stack file with errors too, when
+the keys it reads are valid on their own (`StackParts.has`), so fixing a stack takes one run, not one per error.
+"""
+
+from __future__ import annotations
+
+import functools
+import ipaddress
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple, TypeVar
+
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+from gpu_dra.core.config.models import (
+    STRICT,
+    AllocationMode,
+    Cluster,
+    DeviceClassConfig,
+    Environment,
+    Platform,
+    StackConfig,
+    TeamHosting,
+)
+from gpu_dra.core.dra.metadata import is_dns_label
+from gpu_dra.core.facts import nvidia
+from gpu_dra.core.yamlsource import Loc
+
+# Address blocks reserved for documentation: they look real in an allow-list, but no client ever has such an address,
+# so an endpoint open only to them admits nobody.
+DOCUMENTATION_RANGES = {ipaddress.ip_network(block): rfc for block, rfc in (
+    ("192.0.2.0/24", "RFC 5737"), ("198.51.100.0/24", "RFC 5737"), ("203.0.113.0/24", "RFC 5737"),
+    ("2001:db8::/32", "RFC 3849"))}
+
+ModelT = TypeVar("ModelT", bound=BaseModel)
+
+
+@functools.cache
+def _field_adapter(model: type[BaseModel], name: str) -> TypeAdapter[Any]:
+    """One field validated as strictly as in its model (a model type carries its own config)."""
+    annotation = model.model_fields[name].rebuild_annotation()
+    own_config = isinstance(annotation, type) and issubclass(annotation, BaseModel)
+    return TypeAdapter(annotation, config=None if own_config else STRICT)
+
+
+def _partial(model: type[ModelT], raw: Any) -> tuple[ModelT, frozenset[str]]:
+    """`model` built from the fields of `raw` that are valid on their own (defaults for absent ones) without its
+    cross-field checks, and the names of those fields: what rules may read when `raw` as a whole is invalid."""
+    values: dict[str, Any] = {}
+    raw = raw if isinstance(raw, Mapping) else {}
+    for name, field in model.model_fields.items():
+        key = field.alias or name
+        if key not in raw:
+            if not field.is_required():
+                values[name] = field.get_default(call_default_factory=True)
+            continue
+        try:
+            values[name] = _field_adapter(model, name).validate_python(raw[key])
+        except ValidationError:
+            continue
+    return model.model_construct(**values), frozenset(values)
+
+
+@dataclass(frozen=True)
+class StackParts:
+    """What cross-key rules may read: the stack as validated or, when the file has errors, built from the keys that
+    are valid on their own (`known` names them by field: node_groups, ..., cluster.platform, ...), so each rule runs
+    when the keys it reads are valid."""
+
+    config: StackConfig
+    known: frozenset[str]
+    teams: dict[str, TeamHosting | None]
+    kubeconfig_secret: bool  # `gpu-dra:kubeconfig` is set (a secret, never read offline)
+
+    @classmethod
+    def of(cls, config: StackConfig | None, ours: Mapping[str, Any]) -> StackParts:
+        every_cluster_field = {f"cluster.{name}" for name in Cluster.model_fields}
+        secret = bool(ours.get("kubeconfig"))
+        if config is not None:
+            return cls(config, frozenset({*StackConfig.model_fields, *every_cluster_field}), dict(config.teams),
+                       secret)
+        partial, known = _partial(StackConfig, ours)
+        if "cluster" in known:
+            known |= every_cluster_field
+        else:
+            cluster, cluster_known = _partial(Cluster, ours.get("cluster"))
+            partial = partial.model_copy(update={"cluster": cluster})
+            known |= {f"cluster.{name}" for name in cluster_known}
+        return cls(partial, known, _readable_teams(ours.get("teams")), secret)
+
+    def has(self, *names: str) -> bool:
+        return all(name in self.known for name in names)
+
+
+def _readable_teams(raw: Any) -> dict[str, TeamHosting | None]:
+    """The teams an invalid `gpu-dra:teams` still names: entries whose name is a DNS label (their own mistakes are
+    reported by the stack's validation; a broken override counts as none, so the team file is still checked)."""
+    if not isinstance(raw, dict):
+        return {}
+    teams: dict[str, TeamHosting | None] = {}
+    for name, hosting in raw.items():
+        if isinstance(name, str) and is_dns_label(name):
+            try:
+                teams[name] = TeamHosting.model_validate(hosting) if hosting is not None else None
+            except ValidationError:
+                teams[name] = None
+    return teams
+
+
+class KeyProblem(NamedTuple):
+    """A mistake at `gpu-dra:<key>` plus `loc` under it."""
+
+    key: str
+    loc: Loc
+    message: str
+
+
+Problems = Iterator[KeyProblem]
+
+
+def _unique_names(key: str, items: Sequence[Any]) -> Problems:
+    seen: dict[str, int] = {}
+    for i, item in enumerate(items):
+        if item.name in seen:
+            yield KeyProblem(key, (i, "name"), f"{item.name!r} is already used by {key}[{seen[item.name]}]")
+        seen.setdefault(item.name, i)
+
+
+def _one_driver(key: str, items: Sequence[Any], what: str) -> Problems:
+    if len({item.driver for item in items if item.allocation_mode is AllocationMode.dra}) > 1:
+        yield KeyProblem(key, (), f"DRA {what} disagree on `driver` (host vs gpu-operator); one DRA driver install "
+                                  "serves them all with one nvidiaDriverRoot, so use one per stack")
+
+
+def each_node_group(parts: StackParts) -> Problems:
+    """Each group's name and zone, against the cluster's."""
+    if not parts.has("node_groups"):
+        return
+    cluster = parts.config.cluster
+    for i, group in enumerate(parts.config.node_groups):
+        if group.name == "system":
+            yield KeyProblem("nodeGroups", (i, "name"), "'system' is the CPU node group's name; pick another")
+        # EKS allows 63 characters; the name prefix gets a 26-character unique suffix so groups can be replaced.
+        if parts.has("cluster.name") and len(f"{cluster.name}-{group.name}-") > 37:
+            yield KeyProblem("nodeGroups", (i, "name"), f"the EKS node group name prefix {cluster.name}-{group.name}- "
+                                                        "exceeds 37 characters; shorten the group or cluster name")
+        networking = cluster.networking if parts.has("cluster.networking") else None
+        if parts.has("cluster.networking") and group.availability_zone and (
+                networking is None or networking.new_vpc is None
+                or group.availability_zone not in networking.new_vpc.availability_zones):
+            yield KeyProblem("nodeGroups", (i, "availabilityZone"), "must be one of cluster.networking.newVpc's "
+                                                                    "availabilityZones (with an existing VPC, use "
+                                                                    "subnetIds)")
+
+
+def node_group_names_unique(parts: StackParts) -> Problems:
+    if parts.has("node_groups"):
+        yield from _unique_names("nodeGroups", parts.config.node_groups)
+
+
+def node_groups_one_driver(parts: StackParts) -> Problems:
+    if parts.has("node_groups"):
+        yield from _one_driver("nodeGroups", parts.config.node_groups, "node groups")
+
+
+def node_groups_fit_platform(parts: StackParts) -> Problems:
+    """EKS nodes are gpu-dra's node groups; an existing cluster's are not gpu-dra's to create."""
+    if not parts.has("node_groups", "cluster.platform"):
+        return
+    platform = parts.config.cluster.platform
+    if platform is Platform.eks and not parts.config.node_groups:
+        yield KeyProblem("nodeGroups", (), "an EKS stack needs at least one GPU node group")
+    if platform is Platform.existing and parts.config.node_groups:
+        yield KeyProblem("nodeGroups", (), "only for platform eks: gpu-dra creates no nodes on an existing cluster; "
+                                           "declare its GPU nodes as gpu-dra:nodePools (nodeSelector, instanceType, "
+                                           "nodes)")
+
+
+def node_pools_fit_platform(parts: StackParts) -> Problems:
+    if (parts.has("node_pools", "cluster.platform") and parts.config.node_pools
+            and parts.config.cluster.platform is Platform.eks):
+        yield KeyProblem("nodePools", (), "only for platform existing: on EKS gpu-dra creates the GPU nodes, "
+                                          "declared as gpu-dra:nodeGroups")
+
+
+def node_pool_names_unique(parts: StackParts) -> Problems:
+    if parts.has("node_pools"):
+        yield from _unique_names("nodePools", parts.config.node_pools)
+
+
+def node_pools_one_driver(parts: StackParts) -> Problems:
+    if parts.has("node_pools"):
+        yield from _one_driver("nodePools", parts.config.node_pools, "node pools")
+
+
+def _classes(parts: StackParts) -> list[DeviceClassConfig]:
+    return parts.config.device_classes if parts.has("device_classes") else []
+
+
+def device_class_names(parts: StackParts) -> Problems:
+    """A class name once, and none the chart installs."""
+    first: dict[str, int] = {}
+    for i, device_class in enumerate(_classes(parts)):
+        if nvidia.is_chart_device_class(device_class.name):
+            yield KeyProblem("deviceClasses", (i, "name"), f"{device_class.name!r} is installed by NVIDIA's DRA "
+                                                           "driver chart; pick another name (e.g. gpu-h100) and "
+                                                           "select from it")
+        elif device_class.name in first:
+            yield KeyProblem("deviceClasses", (i, "name"), f"{device_class.name!r} is already defined at "
+                                                           f"deviceClasses[{first[device_class.name]}]")
+        first.setdefault(device_class.name, i)
+
+
+def legacy_mappings(parts: StackParts) -> Problems:
+    """Each mapping names a declared class, and maps a resource name and a class once."""
+    classes = {device_class.name for device_class in _classes(parts)}
+    mapped_names: dict[str, int] = {}
+    mapped_classes: dict[str, int] = {}
+    for i, mapping in enumerate(parts.config.legacy_mappings if parts.has("legacy_mappings") else []):
+        if parts.has("device_classes") and mapping.device_class not in classes:
+            declared = ", ".join(sorted(classes)) or "none"
+            yield KeyProblem("legacyMappings", (i, "deviceClass"), f"{mapping.device_class!r} is not declared in "
+                                                                   f"gpu-dra:deviceClasses (declared: {declared})")
+        if mapping.extended_resource_name in mapped_names:
+            yield KeyProblem("legacyMappings", (i, "extendedResourceName"),
+                             f"{mapping.extended_resource_name} is already mapped by "
+                             f"legacyMappings[{mapped_names[mapping.extended_resource_name]}]")
+        if mapping.device_class in mapped_classes:
+            yield KeyProblem("legacyMappings", (i, "deviceClass"),
+                             f"a class carries one extendedResourceName; {mapping.device_class} is already mapped by "
+                             f"legacyMappings[{mapped_classes[mapping.device_class]}]")
+        mapped_names.setdefault(mapping.extended_resource_name, i)
+        mapped_classes.setdefault(mapping.device_class, i)
+
+
+def access_entries(parts: StackParts) -> Problems:
+    """The program keys access entries by name, and EKS allows one access entry per IAM principal ("An IAM
+    principal can't be included in more than one access entry": docs.aws.amazon.com/eks/latest/userguide/
+    creating-access-entries.html)."""
+    entry_names: dict[str, int] = {}
+    principals: dict[str, int] = {}
+    for i, entry in enumerate(parts.config.cluster.access_entries if parts.has("cluster.access_entries") else []):
+        if entry.name in entry_names:
+            yield KeyProblem("cluster", ("accessEntries", i, "name"),
+                             f"{entry.name!r} is already used by accessEntries[{entry_names[entry.name]}]; give each "
+                             "entry its own name")
+        if entry.principal_arn in principals:
+            yield KeyProblem("cluster", ("accessEntries", i, "principalArn"),
+                             f"{entry.principal_arn} already has accessEntries[{principals[entry.principal_arn]}], "
+                             "and EKS allows one access entry per IAM principal; keep one entry for it")
+        entry_names.setdefault(entry.name, i)
+        principals.setdefault(entry.principal_arn, i)
+
+
+def endpoint_admits_someone(parts: StackParts) -> Problems:
+    """An allow-list of documentation ranges only admits nobody."""
+    cidrs = parts.config.cluster.endpoint.public_access_cidrs if parts.has("cluster.endpoint") else []
+    for i, cidr in enumerate(cidrs):
+        network = ipaddress.ip_network(cidr)
+        reserved = next((r for r in DOCUMENTATION_RANGES if network[0] in r and network[-1] in r), None)
+        if reserved:
+            where = "is" if network == reserved else f"is inside {reserved},"
+            yield KeyProblem("cluster", ("endpoint", "publicAccessCidrs", i),
+                             f"{cidr} {where} an address range reserved for documentation "
+                             f"({DOCUMENTATION_RANGES[reserved]}): it admits nobody. Set the egress CIDRs of the "
+                             "networks you run kubectl and `pulumi up` from (your office or VPN), or publicAccess: "
+                             "false to keep the endpoint private")
+
+
+def prod_endpoint_not_open(parts: StackParts) -> Problems:
+    if not (parts.has("environment", "cluster.endpoint") and parts.config.environment is Environment.prod):
+        return
+    for i, cidr in enumerate(parts.config.cluster.endpoint.public_access_cidrs):
+        if cidr in ("0.0.0.0/0", "::/0"):
+            yield KeyProblem("cluster", ("endpoint", "publicAccessCidrs", i),
+                             "prod's API endpoint is never open to the world; list your office or VPN CIDRs, or set "
+                             "publicAccess: false")
+
+
+def kubeconfig_fits_platform(parts: StackParts) -> Problems:
+    """An existing cluster is reached through a kubeconfig; an EKS cluster's is derived."""
+    if not parts.has("cluster.platform", "cluster.kubeconfig"):
+        return
+    cluster = parts.config.cluster
+    if cluster.platform is Platform.existing:
+        if not (cluster.kubeconfig and cluster.kubeconfig.path) and not parts.kubeconfig_secret:
+            yield KeyProblem("cluster", ("kubeconfig",), "an existing cluster needs kubeconfig.path, or the secret "
+                                                         "`pulumi config set --secret gpu-dra:kubeconfig < "
+                                                         "kubeconfig`")
+    elif parts.kubeconfig_secret:
+        yield KeyProblem("kubeconfig", (), "only for platform existing; an EKS cluster's kubeconfig is derived")
+
+
+# In the order their findings are reported.
+STACK_RULES: tuple[Callable[[StackParts], Problems], ...] = (
+    each_node_group, node_group_names_unique, node_groups_one_driver, node_groups_fit_platform,
+    node_pools_fit_platform, node_pool_names_unique, node_pools_one_driver,
+    device_class_names, legacy_mappings, access_entries,
+    endpoint_admits_someone, prod_endpoint_not_open, kubeconfig_fits_platform,
+)
