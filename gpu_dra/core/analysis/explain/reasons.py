@@ -4,14 +4,13 @@ and why a claim is not allocatable on any node tried."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Collection, Mapping
 from dataclasses import replace
 from typing import Any
 
 from gpu_dra.core.analysis.allocator import Features, untolerated
 from gpu_dra.core.analysis.inventory import Device
-from gpu_dra.core.dra.cel.lexer import tokenize
+from gpu_dra.core.dra.cel.lexer import Token, device_lookups, tokenize
 from gpu_dra.core.dra.claims import DeviceId
 from gpu_dra.core.dra.objects import Constraint, DeviceChoice
 
@@ -42,29 +41,38 @@ def _top_level_terms(expression: str) -> list[str]:
     return terms
 
 
-_LOOKUP = r"device\.attributes\[\s*['\"]([^'\"]+)['\"]\s*\]\.(\w+)"
-_CAPACITY = r"device\.capacity\[\s*['\"]([^'\"]+)['\"]\s*\]\.(\w+)"
-
-
-def _value(device: Device, match: re.Match[str]) -> Any:
-    return device.attribute(f"{match.group(1)}/{match.group(2)}")
+def _texts(tokens: list[Token]) -> list[str]:
+    return [t.text if t.kind != "string" else "STRING" for t in tokens]
 
 
 def _describe(term: str, device: Device) -> str:
-    if m := re.fullmatch(_LOOKUP + r"\.matches\(\s*['\"](.*)['\"]\s*\)", term, re.S):
-        pattern = m.group(3).encode().decode("unicode_escape")  # as written in CEL: 'L4\\b' is the regex L4\b
-        return f'{m.group(2)} "{_value(device, m)}" does not match "{pattern}"'
-    if m := re.fullmatch(_LOOKUP + r"\s*==\s*['\"](.*)['\"]", term, re.S):
-        return f'{m.group(2)} is "{_value(device, m)}", not "{m.group(3)}"'
-    if m := re.fullmatch(_LOOKUP + r"\s+in\s+\[(.*)\]", term, re.S):
-        return f'{m.group(2)} "{_value(device, m)}" is not one of [{m.group(3)}]'
-    if m := re.fullmatch(_CAPACITY + r"\.compareTo\(\s*quantity\(\s*['\"]([^'\"]+)['\"]\s*\)\s*\)\s*>=\s*0", term):
-        have = device.capacity.get(m.group(2)) or device.capacity.get(f"{m.group(1)}/{m.group(2)}")
-        return f"{m.group(2)} {have} is less than {m.group(3)}"
-    if m := re.fullmatch(_LOOKUP + r"\.compareTo\(\s*semver\(\s*['\"]([^'\"]+)['\"].*\)\s*>=\s*0", term):
-        return f"{m.group(2)} {_value(device, m)} is below {m.group(3)}"
-    if re.fullmatch(r"device\.driver\s*==\s*['\"]([^'\"]+)['\"]", term):
+    """The term's shape read from CEL's tokens (comments and spacing aside; string literals decoded as CEL does),
+    worded with the device's value; any other shape as written."""
+    tokens = tokenize(term) or []
+    lookups = device_lookups(tokens)
+    if len(tokens) == 5 and _texts(tokens[:4]) == ["device", ".", "driver", "=="] and tokens[4].kind == "string":
         return f"driver is {device.driver}"
+    lookup = lookups[0] if lookups and lookups[0].open_bracket is tokens[3] else None
+    if lookup is None or lookup.domain is None or lookup.name is None or lookup.optional:
+        return f"`{term}` is false"
+    close = tokens.index(lookup.close_bracket)
+    if _texts(tokens[close + 1:close + 3]) != [".", lookup.name]:
+        return f"`{term}` is false"
+    name, rest = lookup.name, tokens[close + 3:]
+    shape = _texts(rest)
+    value = device.attribute(f"{lookup.domain}/{name}")
+    if lookup.map == "attributes" and shape == [".", "matches", "(", "STRING", ")"]:
+        return f'{name} "{value}" does not match "{rest[3].string_value}"'
+    if lookup.map == "attributes" and shape == ["==", "STRING"]:
+        return f'{name} is "{value}", not "{rest[1].string_value}"'
+    if lookup.map == "attributes" and shape[:2] == ["in", "["] and shape[-1] == "]":
+        return f'{name} "{value}" is not one of [{term[rest[1].end:rest[-1].start].strip()}]'
+    if lookup.map == "capacity" and shape == [".", "compareTo", "(", "quantity", "(", "STRING", ")", ")", ">=", "0"]:
+        have = device.capacity.get(name) or device.capacity.get(f"{lookup.domain}/{name}")
+        return f"{name} {have} is less than {rest[5].string_value}"
+    if (lookup.map == "attributes" and shape[:5] == [".", "compareTo", "(", "semver", "("] and len(shape) > 8
+            and shape[5] == "STRING" and shape[-4:] == [")", ")", ">=", "0"]):
+        return f"{name} {value} is below {rest[5].string_value}"
     return f"`{term}` is false"
 
 
