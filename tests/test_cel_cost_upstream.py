@@ -21,7 +21,7 @@ import pytest
 import yaml
 from cel_expr_python import cel
 
-from gpu_dra.core.dra.cel import CompileError, budget, check_selector, cost, instrument
+from gpu_dra.core.dra.cel import CompileError, budget, check_selector, cost, cost_model, instrument, kubernetes_cost
 from gpu_dra.core.dra.cel import compile as cel_compile
 from gpu_dra.core.policy.resources import Context, Resource
 from gpu_dra.core.policy.selectors import dra_cel_compiles
@@ -62,11 +62,11 @@ def test_dra_compile_case(case: dict[str, Any]) -> None:
 # --------------------------------------------------------------------------------------------- Kubernetes' library
 
 
-class _LibraryTestSizes(cost.SizeEstimator):
+class _LibraryTestSizes(cost_model.SizeEstimator):
     """cost_test.go testCostEstimator: a string or bytes of unknown size has at most 12."""
 
-    def estimate_size(self, node: cost.AstNode) -> cost.Range | None:
-        return cost.Range(0, 12) if node.type.kind in ("string", "bytes") else None
+    def estimate_size(self, node: cost_model.AstNode) -> cost_model.Range | None:
+        return cost_model.Range(0, 12) if node.type.kind in ("string", "bytes") else None
 
 
 def _checked(env: Any, expression: str) -> bytes:
@@ -81,7 +81,7 @@ def test_library_cost_case(case: dict[str, Any]) -> None:
     """testCost: the estimate as Kubernetes' CostEstimator makes it, has() costing nothing."""
     sizes = _LibraryTestSizes()
     checked = _checked(cel_compile._checking_env(True), case["expression"])
-    estimated = cost.estimate_range(checked, sizes, cost.KubernetesLibrary(sizes), presence_test_cost=0)
+    estimated = cost.estimate_range(checked, sizes, kubernetes_cost.KubernetesLibrary(sizes), presence_test_cost=0)
     assert (estimated.low, estimated.high) == (case["estimated"]["min"], case["estimated"]["max"])
 
 
@@ -103,29 +103,29 @@ def test_library_runtime_charge_is_at_most_the_actual_cost(case: dict[str, Any])
 def test_library_result_size_case(case: dict[str, Any]) -> None:
     """TestSize: the size of replace's result, from its operands' sizes."""
     assert case["function"] == "replace"
-    target, old, new = (cost.Range(*pair) for pair in (case["target_size"], *case["arg_sizes"]))
-    assert cost._replaced(target, old, new) == cost.Range(*case["expect_size"])
+    target, old, new = (cost_model.Range(*pair) for pair in (case["target_size"], *case["arg_sizes"]))
+    assert kubernetes_cost._replaced(target, old, new) == cost_model.Range(*case["expect_size"])
 
 
 # --------------------------------------------------------------------------------------------- cel-go's estimator
 
 
-class _HintSizes(cost.SizeEstimator):
+class _HintSizes(cost_model.SizeEstimator):
     """cost_test.go testCostEstimator: a hint by the node's path joined with '.', else at most 12 for bytes."""
 
     def __init__(self, hints: dict[str, int]):
         self.hints = hints
 
-    def estimate_size(self, node: cost.AstNode) -> cost.Range | None:
+    def estimate_size(self, node: cost_model.AstNode) -> cost_model.Range | None:
         if ".".join(node.path) in self.hints:
-            return cost.Range(0, self.hints[".".join(node.path)])
-        return cost.Range(0, 12) if node.type.kind == "bytes" else None
+            return cost_model.Range(0, self.hints[".".join(node.path)])
+        return cost_model.Range(0, 12) if node.type.kind == "bytes" else None
 
 
-class _TimestampYear(cost.CallEstimator):
-    def estimate_call_cost(self, function: str, overload: str, target: cost.AstNode | None,
-                           args: list[cost.AstNode]) -> cost.CallEstimate | None:
-        return (cost.fixed(7), None) if overload == "timestamp_to_year" else None
+class _TimestampYear(cost_model.CallEstimator):
+    def estimate_call_cost(self, function: str, overload: str, target: cost_model.AstNode | None,
+                           args: list[cost_model.AstNode]) -> cost_model.CallEstimate | None:
+        return (cost_model.fixed(7), None) if overload == "timestamp_to_year" else None
 
 
 _GO_TYPES = {"types.IntType": cel.Type.INT, "types.StringType": cel.Type.STRING, "types.BytesType": cel.Type.BYTES,

@@ -14,7 +14,17 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gpu_dra.core.dra.cel import CompileError, budget, compile_selector, cost, device_view, evaluate, instrument, regex
+from gpu_dra.core.dra.cel import (
+    CompileError,
+    budget,
+    compile_selector,
+    cost_model,
+    device_view,
+    evaluate,
+    instrument,
+    kubernetes_cost,
+    regex,
+)
 
 from .conftest import ROOT
 
@@ -134,7 +144,8 @@ def test_chained_replace_is_rejected_on_write_with_the_api_servers_estimate() ->
     ((4, 4), (1, 2), (1, 1), (2, 4)),
 ])
 def test_replace_result_sizes_as_upstream_estimates_them(text, old, new, size) -> None:
-    assert cost._replaced(cost.Range(*text), cost.Range(*old), cost.Range(*new)) == cost.Range(*size)
+    Range = cost_model.Range
+    assert kubernetes_cost._replaced(Range(*text), Range(*old), Range(*new)) == Range(*size)
 
 
 def test_replace_costs_what_upstream_asserts() -> None:

@@ -9,464 +9,33 @@ tests/test_cel_cost_upstream.py checks it against the costs upstream's own test 
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
-from functools import cache
 from typing import Any
 
-from google.protobuf import any_pb2, descriptor_pb2, descriptor_pool, message_factory
+from gpu_dra.core.dra.cel.checked_expr import decode
+from gpu_dra.core.dra.cel.cost_model import (
+    DYN,
+    EMPTY_UNION,
+    OPTIONAL_DYN,
+    REGEX_LENGTH,
+    STRING_TRAVERSAL,
+    UNKNOWN,
+    ZERO,
+    AstNode,
+    CallEstimate,
+    CallEstimator,
+    CelType,
+    Range,
+    SizeEstimator,
+    cel_type,
+    fixed,
+    is_scalar,
+    wrap,
+)
+from gpu_dra.core.dra.cel.kubernetes_cost import DraSizes, KubernetesLibrary
 
 MAX_ESTIMATED_COST = 1_000_000  # resource.CELSelectorExpressionMaxCost
-UINT64_MAX = 2**64 - 1
-STRING_TRAVERSAL = 0.1
-REGEX_LENGTH = 0.25
 SELECT_AND_IDENT, LIST_CREATE, MAP_CREATE, STRUCT_CREATE = 1, 10, 30, 40
-
-# --------------------------------------------------------------------------------------------- cel.expr messages
-
-_F = descriptor_pb2.FieldDescriptorProto
-
-
-def _checked_expr_class() -> Any:
-    pool = descriptor_pool.DescriptorPool()
-    for module in ("struct_pb2", "empty_pb2"):
-        imported = __import__(f"google.protobuf.{module}", fromlist=["DESCRIPTOR"])
-        proto = descriptor_pb2.FileDescriptorProto()
-        imported.DESCRIPTOR.CopyToProto(proto)
-        pool.Add(proto)
-    file = descriptor_pb2.FileDescriptorProto(name="gpu_dra/cel_expr.proto", package="cel.expr", syntax="proto3",
-                                              dependency=["google/protobuf/struct.proto",
-                                                          "google/protobuf/empty.proto"])
-
-    _add_expr(file)
-    _add_type(file)
-    _add_checked(file)
-    pool.Add(file)
-    return message_factory.GetMessageClass(pool.FindMessageTypeByName("cel.expr.CheckedExpr"))
-
-
-_EXPR, _TYPE = ".cel.expr.Expr", ".cel.expr.Type"
-
-
-def _add(message: Any, name: str, number: int, kind: int, type_name: str | None = None,
-         repeated: bool = False, oneof: int | None = None) -> None:
-    field = message.field.add(name=name, number=number, type=kind,
-                              label=_F.LABEL_REPEATED if repeated else _F.LABEL_OPTIONAL)
-    if type_name:
-        field.type_name = type_name
-    if oneof is not None:
-        field.oneof_index = oneof
-
-
-def _add_expr(file: Any) -> None:
-    """cel/expr/syntax.proto: Constant and Expr."""
-    add, expr_t = _add, _EXPR
-    constant = file.message_type.add(name="Constant")
-    constant.oneof_decl.add(name="kind")
-    add(constant, "null_value", 1, _F.TYPE_ENUM, ".google.protobuf.NullValue", oneof=0)
-    for number, (name, kind) in enumerate((("bool_value", _F.TYPE_BOOL), ("int64_value", _F.TYPE_INT64),
-                                           ("uint64_value", _F.TYPE_UINT64), ("double_value", _F.TYPE_DOUBLE),
-                                           ("string_value", _F.TYPE_STRING), ("bytes_value", _F.TYPE_BYTES)), 2):
-        add(constant, name, number, kind, oneof=0)
-    expr = file.message_type.add(name="Expr")
-    expr.oneof_decl.add(name="kind")
-    add(expr, "id", 2, _F.TYPE_INT64)
-    for number, (name, type_name) in enumerate((
-            ("const_expr", ".cel.expr.Constant"), ("ident_expr", ".cel.expr.Expr.Ident"),
-            ("select_expr", ".cel.expr.Expr.Select"), ("call_expr", ".cel.expr.Expr.Call"),
-            ("list_expr", ".cel.expr.Expr.CreateList"), ("struct_expr", ".cel.expr.Expr.CreateStruct"),
-            ("comprehension_expr", ".cel.expr.Expr.Comprehension")), 3):
-        add(expr, name, number, _F.TYPE_MESSAGE, type_name, oneof=0)
-    ident = expr.nested_type.add(name="Ident")
-    add(ident, "name", 1, _F.TYPE_STRING)
-    select = expr.nested_type.add(name="Select")
-    add(select, "operand", 1, _F.TYPE_MESSAGE, expr_t)
-    add(select, "field", 2, _F.TYPE_STRING)
-    add(select, "test_only", 3, _F.TYPE_BOOL)
-    call = expr.nested_type.add(name="Call")
-    add(call, "target", 1, _F.TYPE_MESSAGE, expr_t)
-    add(call, "function", 2, _F.TYPE_STRING)
-    add(call, "args", 3, _F.TYPE_MESSAGE, expr_t, repeated=True)
-    create_list = expr.nested_type.add(name="CreateList")
-    add(create_list, "elements", 1, _F.TYPE_MESSAGE, expr_t, repeated=True)
-    create_struct = expr.nested_type.add(name="CreateStruct")
-    add(create_struct, "message_name", 1, _F.TYPE_STRING)
-    add(create_struct, "entries", 2, _F.TYPE_MESSAGE, ".cel.expr.Expr.CreateStruct.Entry", repeated=True)
-    entry = create_struct.nested_type.add(name="Entry")
-    entry.oneof_decl.add(name="key_kind")
-    add(entry, "id", 1, _F.TYPE_INT64)
-    add(entry, "field_key", 2, _F.TYPE_STRING, oneof=0)
-    add(entry, "map_key", 3, _F.TYPE_MESSAGE, expr_t, oneof=0)
-    add(entry, "value", 4, _F.TYPE_MESSAGE, expr_t)
-    comprehension = expr.nested_type.add(name="Comprehension")
-    for name, number in (("iter_var", 1), ("accu_var", 3), ("iter_var2", 8)):
-        add(comprehension, name, number, _F.TYPE_STRING)
-    for name, number in (("iter_range", 2), ("accu_init", 4), ("loop_condition", 5), ("loop_step", 6),
-                         ("result", 7)):
-        add(comprehension, name, number, _F.TYPE_MESSAGE, expr_t)
-
-
-def _add_type(file: Any) -> None:
-    """cel/expr/checked.proto: Type."""
-    add, type_t = _add, _TYPE
-    type_ = file.message_type.add(name="Type")
-    type_.oneof_decl.add(name="type_kind")
-    add(type_, "dyn", 1, _F.TYPE_MESSAGE, ".google.protobuf.Empty", oneof=0)
-    add(type_, "null", 2, _F.TYPE_ENUM, ".google.protobuf.NullValue", oneof=0)
-    for name, number in (("primitive", 3), ("wrapper", 4), ("well_known", 5)):
-        add(type_, name, number, _F.TYPE_INT32, oneof=0)
-    list_type = type_.nested_type.add(name="ListType")
-    add(list_type, "elem_type", 1, _F.TYPE_MESSAGE, type_t)
-    map_type = type_.nested_type.add(name="MapType")
-    add(map_type, "key_type", 1, _F.TYPE_MESSAGE, type_t)
-    add(map_type, "value_type", 2, _F.TYPE_MESSAGE, type_t)
-    add(type_, "list_type", 6, _F.TYPE_MESSAGE, ".cel.expr.Type.ListType", oneof=0)
-    add(type_, "map_type", 7, _F.TYPE_MESSAGE, ".cel.expr.Type.MapType", oneof=0)
-    add(type_, "message_type", 9, _F.TYPE_STRING, oneof=0)
-    add(type_, "type_param", 10, _F.TYPE_STRING, oneof=0)
-    add(type_, "type", 11, _F.TYPE_MESSAGE, type_t, oneof=0)
-    add(type_, "error", 12, _F.TYPE_MESSAGE, ".google.protobuf.Empty", oneof=0)
-    abstract = type_.nested_type.add(name="AbstractType")
-    add(abstract, "name", 1, _F.TYPE_STRING)
-    add(abstract, "parameter_types", 2, _F.TYPE_MESSAGE, type_t, repeated=True)
-    add(type_, "abstract_type", 14, _F.TYPE_MESSAGE, ".cel.expr.Type.AbstractType", oneof=0)
-
-
-def _add_checked(file: Any) -> None:
-    """cel/expr/checked.proto: Reference and CheckedExpr."""
-    add, expr_t, type_t = _add, _EXPR, _TYPE
-    reference = file.message_type.add(name="Reference")
-    add(reference, "name", 1, _F.TYPE_STRING)
-    add(reference, "overload_id", 3, _F.TYPE_STRING, repeated=True)
-    checked = file.message_type.add(name="CheckedExpr")
-    for name, number, value_type in (("reference_map", 2, ".cel.expr.Reference"), ("type_map", 3, type_t)):
-        entry_type = checked.nested_type.add(name="".join(p.title() for p in name.split("_")) + "Entry")
-        entry_type.options.map_entry = True
-        add(entry_type, "key", 1, _F.TYPE_INT64)
-        add(entry_type, "value", 2, _F.TYPE_MESSAGE, value_type)
-        add(checked, name, number, _F.TYPE_MESSAGE, f".cel.expr.CheckedExpr.{entry_type.name}", repeated=True)
-    add(checked, "expr", 4, _F.TYPE_MESSAGE, expr_t)
-
-
-CheckedExpr = _checked_expr_class()
-
-
-def decode(serialized: bytes) -> Any:
-    wrapper = any_pb2.Any()
-    wrapper.ParseFromString(serialized)
-    checked = CheckedExpr()
-    checked.ParseFromString(wrapper.value)
-    return checked
-
-
-# --------------------------------------------------------------------------------------------- estimates
-
-
-def _wrap(value: int) -> int:
-    """Go's uint64 arithmetic where upstream does not saturate (it wraps)."""
-    return value % (UINT64_MAX + 1)
-
-
-def _times_factor(value: int, per_unit: float) -> int:
-    """cel-go multiplyByCostFactor: the product rounded up, saturating at 2^64 - 1."""
-    as_float = float(value)
-    if as_float > 0 and per_unit > 0 and as_float > UINT64_MAX / per_unit:
-        return UINT64_MAX
-    product = math.ceil(as_float * per_unit)
-    return UINT64_MAX if product >= 2**64 else product
-
-
-@dataclass(frozen=True)
-class Range:
-    """cel-go's CostEstimate and SizeEstimate: [low, high], saturating at 2^64 - 1 as its uint64 arithmetic does."""
-
-    low: int
-    high: int
-
-    def __add__(self, other: Range) -> Range:
-        return Range(min(self.low + other.low, UINT64_MAX), min(self.high + other.high, UINT64_MAX))
-
-    def times(self, other: Range) -> Range:
-        return Range(min(self.low * other.low, UINT64_MAX), min(self.high * other.high, UINT64_MAX))
-
-    def factor(self, per_unit: float) -> Range:
-        return Range(_times_factor(self.low, per_unit), _times_factor(self.high, per_unit))
-
-    def union(self, other: Range) -> Range:
-        return Range(min(self.low, other.low), max(self.high, other.high))
-
-
-def fixed(value: int) -> Range:
-    return Range(value, value)
-
-
-UNKNOWN = Range(0, UINT64_MAX)
-ZERO = fixed(0)
-_EMPTY_UNION = Range(UINT64_MAX, 0)  # what a union over no ranges starts from
-
-
-@dataclass(frozen=True)
-class CelType:
-    """A checked type as cel-go's estimator sees it: its kind (cel-go types.Kind, lower case), name and parameters."""
-
-    kind: str
-    name: str = ""
-    parameters: tuple[CelType, ...] = ()
-
-
-DYN = CelType("dyn")
-_OPTIONAL_DYN = CelType("opaque", "optional_type", (DYN,))
-_PRIMITIVES = {1: "bool", 2: "int", 3: "uint", 4: "double", 5: "string", 6: "bytes"}
-_WELL_KNOWN = {1: CelType("any", "google.protobuf.Any"), 2: CelType("timestamp"), 3: CelType("duration")}
-_SCALARS = {"bool", "double", "duration", "int", "timestamp", "uint"}
-
-
-def cel_type(proto: Any) -> CelType:
-    """The estimator's view of a cel.expr.Type; a wrapper type has its primitive's kind, as in cel-go."""
-    which = proto.WhichOneof("type_kind")
-    if which in ("primitive", "wrapper"):
-        return CelType(_PRIMITIVES.get(getattr(proto, which), "dyn"))
-    if which == "well_known":
-        return _WELL_KNOWN.get(proto.well_known, DYN)
-    if which == "list_type":
-        return CelType("list", "list", (cel_type(proto.list_type.elem_type),))
-    if which == "map_type":
-        return CelType("map", "map", (cel_type(proto.map_type.key_type), cel_type(proto.map_type.value_type)))
-    if which == "message_type":
-        return CelType("struct", proto.message_type)
-    if which == "type_param":
-        return CelType("type_param", proto.type_param)
-    if which == "abstract_type":
-        return CelType("opaque", proto.abstract_type.name,
-                       tuple(cel_type(p) for p in proto.abstract_type.parameter_types))
-    if which == "null":
-        return CelType("null")
-    if which == "type":
-        return CelType("type")
-    return DYN
-
-
-def _is_scalar(t: CelType) -> bool:
-    """cel-go isScalar: values of a constant size at compile time (an optional of one too)."""
-    if t.kind == "opaque" and t.name == "optional_type" and t.parameters:
-        return _is_scalar(t.parameters[0])
-    return t.kind in _SCALARS
-
-
-@dataclass(frozen=True)
-class AstNode:
-    """cel-go checker.AstNode: what a size or call estimator is told about an expression. `path` runs from a
-    variable through field names, @keys, @values, @items and @indices; empty where there is none."""
-
-    path: tuple[str, ...]
-    type: CelType
-    expr: Any  # a cel.expr.Expr, or None for a list's element
-    computed_size: Range | None
-
-
-class SizeEstimator:
-    """cel-go's CostEstimator.EstimateSize: the size of what a node reads, when the expression does not say."""
-
-    def estimate_size(self, node: AstNode) -> Range | None:
-        return None
-
-    def declared_type(self, path: tuple[str, ...]) -> CelType | None:
-        """The type the API server declares at `path` where the checked AST has a less precise one."""
-        return None
-
-
-CallEstimate = tuple[Range, Range | None]  # the call's own cost and the size of its result
-
-
-class CallEstimator:
-    """cel-go's CostEstimator.EstimateCallCost: a library's cost of one overload, or None for cel-go's own."""
-
-    def __init__(self, sizes: SizeEstimator):
-        self.sizes = sizes
-
-    def estimate_call_cost(self, function: str, overload: str, target: AstNode | None,
-                           args: list[AstNode]) -> CallEstimate | None:
-        return None
-
-    def size_of(self, node: AstNode) -> Range:
-        """Kubernetes' sizeEstimate: the computed size, else the size estimator's, else unknown."""
-        if node.computed_size is not None:
-            return node.computed_size
-        return self.sizes.estimate_size(node) or UNKNOWN
-
-    def element_node(self, container: AstNode) -> AstNode | None:
-        """listElementNode: a node for the elements of a list (its path + @items where it has one)."""
-        if not container.type.parameters:
-            return None
-        return AstNode((*container.path, "@items") if container.path else (), container.type.parameters[0], None,
-                       None)
-
-
-def _replaced(text: Range, old: Range, new: Range) -> Range:
-    """The size of `text.replace(old, new)` as Kubernetes estimates it (kubernetes/apiserver@v0.35.7:
-    pkg/cel/library/cost.go, EstimateCallCost "replace"): at most, the shortest `old` replaced by the longest `new`
-    as often as it fits (around every character when `old` may be empty); at least, the longest by the shortest."""
-    if old.low == 0:
-        count_high, kept_high = min(text.high + 1, UINT64_MAX), text.high
-    elif new.high <= old.low:
-        count_high, kept_high = 0, text.high
-    else:
-        count_high, kept_high = _wrap(math.ceil(float(text.high) / float(old.low))), 0
-    if old.high == 0:
-        count_low, kept_low = min(text.low + 1, UINT64_MAX), text.low
-    elif old.high <= new.low:
-        count_low, kept_low = 0, text.low
-    else:
-        count_low, kept_low = _wrap(math.ceil(float(text.low) / float(old.high))), 0
-    return Range(count_low, count_high).times(new) + Range(kept_low, kept_high)
-
-
-_O1_LIBRARY_FUNCTIONS = {"sign", "asInteger", "isInteger", "asApproximateFloat", "isGreaterThan", "isLessThan",
-                         "compareTo", "add", "sub", "major", "minor", "patch"}
-_CONSTANT_EQUALITY_TYPES = {"kubernetes.Quantity", "kubernetes.Semver"}
-
-
-class KubernetesLibrary(CallEstimator):
-    """kubernetes/apiserver@v0.35.7:pkg/cel/library/cost.go CostEstimator.EstimateCallCost, for the functions a DRA
-    selector can call (it matches function names, whatever the overload). Its EstimateSize is the size estimator's."""
-
-    def estimate_call_cost(self, function: str, overload: str, target: AstNode | None,
-                           args: list[AstNode]) -> CallEstimate | None:
-        if function in ("isSorted", "sum", "max", "min", "indexOf", "lastIndexOf") and target is not None:
-            element = self.element_node(target)
-            if element is None:  # a string: indexOf and lastIndexOf
-                return self.size_of(target).factor(STRING_TRAVERSAL), None
-            per_element = fixed(1)
-            if element.type.kind in ("string", "bytes"):
-                per_element = per_element + self.size_of(element).factor(STRING_TRAVERSAL)
-            return self.size_of(target).times(per_element), None
-        if function in ("lowerAscii", "upperAscii", "substring", "trim") and target is not None:
-            size = self.size_of(target)
-            return size.factor(STRING_TRAVERSAL), size
-        if function == "replace" and target is not None and len(args) >= 2:
-            size = self.size_of(target)
-            return (size.factor(2 * STRING_TRAVERSAL),
-                    _replaced(size, self.size_of(args[0]), self.size_of(args[1])))
-        if function == "split" and target is not None:
-            size = self.size_of(target)
-            most = size.high
-            limit = args[1].expr if len(args) > 1 else None
-            if limit is not None and limit.WhichOneof("kind") == "const_expr" and \
-                    limit.const_expr.WhichOneof("kind") == "int64_value":
-                most = _wrap(limit.const_expr.int64_value)  # uint64(i): a negative limit wraps
-            return size.factor(2 * STRING_TRAVERSAL), Range(0, most)
-        if function == "join" and target is not None:
-            items = self.size_of(target)
-            element = self.element_node(target)
-            size = items.times(self.size_of(element)) if element is not None else ZERO
-            if args:
-                separators = Range(items.low - 1 if items.low > 0 else 0, items.high - 1 if items.high > 0 else 0)
-                size = size + self.size_of(args[0]).times(separators)
-            return size.factor(STRING_TRAVERSAL), size
-        if function in ("find", "findAll") and target is not None and args:
-            size = self.size_of(target)
-            text_cost = (size + fixed(1)).factor(STRING_TRAVERSAL)
-            return text_cost.times(self.size_of(args[0]).factor(REGEX_LENGTH)), Range(0, size.high)
-        if function in ("quantity", "isQuantity", "semver", "isSemver") and args:
-            return self.size_of(args[0]).factor(STRING_TRAVERSAL), None
-        if function in _O1_LIBRARY_FUNCTIONS:
-            return fixed(1), None
-        if function == "_==_" and len(args) == 2:
-            left, right = args[0].type, args[1].type
-            if left.name == right.name and left.kind == "struct" and left.name in _CONSTANT_EQUALITY_TYPES:
-                return fixed(1), None
-            # A dyn the coster could not type as the API server does (Coster._declared_type), compared with a
-            # Quantity or Semver, is taken as that type: this errs low (the API server charges such an equality 1
-            # or more), never high.
-            if {left.kind, right.kind} == {"struct", "dyn"} and (left.name or right.name) in _CONSTANT_EQUALITY_TYPES:
-                return fixed(1), None
-        return None
-
-
-# Bounds of the DRA `device` variable (kubernetes/dynamic-resource-allocation@v0.35.0:cel/compile.go newCompiler and
-# withMaxElements, with k8s.io/api/resource/v1 limits): a tree of declared types with their maximum sizes.
-
-
-@dataclass(frozen=True)
-class _Declared:
-    max_elements: int
-    type: CelType
-    fields: tuple[tuple[str, _Declared], ...] = ()
-    key: _Declared | None = None
-    element: _Declared | None = None
-
-
-_ATTRIBUTE = _Declared(64, CelType("any", "google.protobuf.Any"))  # DeviceAttributeMaxValueLength
-_QUANTITY = _Declared(0, CelType("struct", "kubernetes.Quantity"))  # QuantityDeclType: no MaxElements
-
-
-def _device_maps(value: _Declared) -> _Declared:
-    """attributes and capacity: <= 32 domains (<= 63 characters) of <= 32 ids (<= 32 characters)."""
-    domain, ident = _Declared(63, CelType("string")), _Declared(32, CelType("string"))
-    inner = _Declared(32, CelType("map", "map", (CelType("string"), value.type)), key=ident, element=value)
-    return _Declared(32, CelType("map", "map", (CelType("string"), inner.type)), key=domain, element=inner)
-
-
-# The size estimator always reads the newest device type, with allowMultipleAllocations (compile.go: `deviceType:
-# deviceTypeV134ConsumableCapacity`); without DRAConsumableCapacity the field does not type-check anyway.
-_DEVICE = _Declared(0, CelType("struct", "kubernetes.DRADevice"), fields=(
-    ("driver", _Declared(63, CelType("string"))),  # DriverNameMaxLength
-    ("allowMultipleAllocations", _Declared(1, CelType("bool"))),
-    ("attributes", _device_maps(_ATTRIBUTE)),
-    ("capacity", _device_maps(_QUANTITY))))
-
-
-@cache
-def _bound(path: tuple[str, ...]) -> _Declared | None:
-    """sizeEstimator.EstimateSize's walk: any id of an attribute map reaches an attribute value."""
-    if not path or path[0] != "device":
-        return None
-    current = _DEVICE
-    for name in path[1:]:
-        if name in ("@items", "@values"):
-            following = current.element
-        elif name == "@keys":
-            following = current.key
-        else:
-            following = dict(current.fields).get(name)
-            if following is None and current.element is _ATTRIBUTE:
-                following = _ATTRIBUTE
-        if following is None:
-            return None
-        current = following
-    return current
-
-
-@cache
-def _checker_type(path: tuple[str, ...]) -> CelType | None:
-    """The checker's type at `path`: a field of a map is its value (the size walk knows only attribute ids)."""
-    if not path or path[0] != "device":
-        return None
-    current = _DEVICE
-    for name in path[1:]:
-        if name in ("@items", "@values") or (current.element is not None and not name.startswith("@")):
-            following = current.element
-        elif name == "@keys":
-            following = current.key
-        else:
-            following = dict(current.fields).get(name)
-        if following is None:
-            return None
-        current = following
-    return current.type
-
-
-class DraSizes(SizeEstimator):
-    """kubernetes/dynamic-resource-allocation@v0.35.0:cel/compile.go sizeEstimator.EstimateSize: the maximum size
-    of what a path through `device` reaches."""
-
-    def estimate_size(self, node: AstNode) -> Range | None:
-        bound = _bound(node.path)
-        return Range(0, bound.max_elements) if bound is not None else None
-
-    def declared_type(self, path: tuple[str, ...]) -> CelType | None:
-        return _checker_type(path)
-
 
 # --------------------------------------------------------------------------------------------- cel-go's coster
 
@@ -559,7 +128,7 @@ class Coster:
         if estimated is not None:
             self.computed_sizes[expr.id] = estimated
             return estimated
-        if _is_scalar(self._type(expr)):
+        if is_scalar(self._type(expr)):
             return fixed(1)
         local = self._local(expr)
         return local.size if local is not None else None
@@ -603,7 +172,7 @@ class Coster:
         if declared is not None:
             return declared
         checked = self._type(expr)
-        if checked not in (DYN, _OPTIONAL_DYN):
+        if checked not in (DYN, OPTIONAL_DYN):
             return checked
         kind = expr.WhichOneof("kind")
         if kind == "ident_expr":
@@ -691,7 +260,7 @@ class Coster:
         if call.HasField("target"):
             total = total + self.cost(call.target)
             target = self._node(call.target)
-        function_cost, result_size = _EMPTY_UNION, None
+        function_cost, result_size = EMPTY_UNION, None
         for overload in overloads:
             cost, size = self._function(expr, call.function, overload, target, arg_nodes, arg_costs)
             function_cost = function_cost.union(cost)
@@ -724,9 +293,9 @@ class Coster:
             return size(target).factor(STRING_TRAVERSAL) + arg_sum, None
         if overload in ("string_to_bytes", "bytes_to_string", "strings_quote") and len(args) == 1:
             text = size(args[0])
-            result = {"string_to_bytes": Range(text.low, _wrap(text.high * 4)),
+            result = {"string_to_bytes": Range(text.low, wrap(text.high * 4)),
                       "bytes_to_string": Range(text.low // 4, text.high),
-                      "strings_quote": Range(_wrap(text.low + 2), _wrap(text.high * 2 + 2))}[overload]
+                      "strings_quote": Range(wrap(text.low + 2), wrap(text.high * 2 + 2))}[overload]
             return text.factor(STRING_TRAVERSAL) + arg_sum, result
         if overload in ("starts_with_string", "ends_with_string") and len(args) == 1:
             return size(args[0]).factor(STRING_TRAVERSAL) + arg_sum, None
@@ -758,7 +327,7 @@ class Coster:
 
     def _list(self, expr: Any) -> Range:
         elements = expr.list_expr.elements
-        total, items = ZERO, (_EMPTY_UNION if elements else ZERO)
+        total, items = ZERO, (EMPTY_UNION if elements else ZERO)
         for element in elements:
             total = total + self.cost(element)
             items = items.union(self._size_or_unknown(element))
@@ -768,7 +337,7 @@ class Coster:
     def _map(self, expr: Any) -> Range:
         entries = expr.struct_expr.entries
         total = ZERO
-        keys, values = (_EMPTY_UNION, _EMPTY_UNION) if entries else (ZERO, ZERO)
+        keys, values = (EMPTY_UNION, EMPTY_UNION) if entries else (ZERO, ZERO)
         for entry in entries:
             total = total + self.cost(entry.map_key) + self.cost(entry.value)
             keys = keys.union(self._size_or_unknown(entry.map_key))

@@ -28,7 +28,7 @@ from cel_expr_python.ext import ext_bindings
 from google.protobuf import any_pb2
 
 from gpu_dra.core.dra.cel import budget
-from gpu_dra.core.dra.cel.cost import decode
+from gpu_dra.core.dra.cel.checked_expr import decode
 
 GUARD, OK, ADD_SIZE = "__gpu_dra_guard__", "__gpu_dra_ok__", "__gpu_dra_size__"
 _REPLACE = "@gpu_dra.replace"
