@@ -10,7 +10,7 @@ import pulumi
 
 from components.engine_config import project_config
 from components.platform import build
-from gpu_dra.cli.common import message_text, printable
+from gpu_dra.cli.text import message_text, printable
 from gpu_dra.core.config.loader import load_stack_from_engine
 from gpu_dra.core.findings import ConfigError
 

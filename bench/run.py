@@ -170,7 +170,7 @@ def explain_timings() -> list[str]:
     from gpu_dra.core.analysis.explain import Explainer
     from gpu_dra.core.config.loader import load_stack
     from gpu_dra.core.config.models import NodeGroup
-    from gpu_dra.core.dra.objects import claim_from_devices
+    from gpu_dra.core.dra.claims import claim_from_devices
     from gpu_dra.core.yamlsource import parse_documents
 
     config = load_stack(ROOT, "prod").config

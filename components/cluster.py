@@ -17,8 +17,9 @@ import pulumi_eks as eks
 import pulumi_kubernetes as k8s
 from pulumi.runtime.config import is_config_secret
 
-from gpu_dra.core.config.models import AccessEntry, Cluster, NodeGroup, Platform, Scaling, Stack
+from gpu_dra.core.config.models import AccessEntry, Cluster, NodeGroup, Scaling, Stack
 from gpu_dra.core.facts import labels
+from gpu_dra.core.facts.target import Platform
 from gpu_dra.core.render import names, network, nodes
 
 # EKS access policies by their config name

@@ -9,8 +9,8 @@ from __future__ import annotations
 import pulumi
 import pulumi_kubernetes as k8s
 
-from gpu_dra.core.config import nvidia_driver
 from gpu_dra.core.config.models import StackConfig
+from gpu_dra.core.facts import nvidia_driver
 from gpu_dra.core.render import charts, names
 
 # The plugins run privileged pods (device access); clusters that enforce Pod Security need this label.
@@ -41,8 +41,9 @@ class GpuDrivers(pulumi.ComponentResource):
             dra_chart = pulumi.ResourceOptions.merge(after, pulumi.ResourceOptions(
                 transforms=[drop_extended_resource_name]))
         k8s.helm.v4.Chart(
-            names.DRA_DRIVER_CHART, chart=nvidia_driver.chart_reference(settings), version=settings.version,
-            namespace=settings.namespace, values=charts.dra_chart_values(config), opts=dra_chart)
+            names.DRA_DRIVER_CHART, chart=nvidia_driver.chart_reference(settings.chart, settings.repository),
+            version=settings.version, namespace=settings.namespace, values=charts.dra_chart_values(config),
+            opts=dra_chart)
         if charts.device_plugin_needed(config):
             k8s.helm.v4.Chart(
                 names.DEVICE_PLUGIN_CHART, chart=charts.DEVICE_PLUGIN_CHART, version=charts.DEVICE_PLUGIN_VERSION,

@@ -35,11 +35,12 @@ from pulumi_policy.proxy import UnknownValueError
 
 from gpu_dra.core import policy
 from gpu_dra.core.data import UNKNOWN, plain
+from gpu_dra.core.facts.target import Platform
 from gpu_dra.core.findings import NOT_JUDGED, Finding
 
 CONTEXT_SCHEMA = PolicyConfigSchema(properties={
     "kubernetesVersion": {"type": "string"},
-    "platform": {"type": "string", "enum": ["eks", "existing"]},
+    "platform": {"type": "string", "enum": [platform.value for platform in Platform]},
     "featureGates": {"type": "object", "additionalProperties": {"type": "boolean"}},
     "environment": {"type": "string", "enum": ["dev", "staging", "prod"]},
     "chart": {"type": "string"},

@@ -23,7 +23,7 @@ from typing import Any
 from gpu_dra.cli import check
 from gpu_dra.cli.offline import mock_outputs
 from gpu_dra.core import policy
-from gpu_dra.core.facts import gates
+from gpu_dra.core.facts.target import Target
 from gpu_dra.core.findings import Finding
 from gpu_dra.core.policy.engine import EngineResource, Registered, engine_view
 from gpu_dra.core.render.manifests import ADMIN_ACCESS_LABEL
@@ -241,7 +241,7 @@ def engine(resources: Sequence[Registered], first_preview: bool = False) -> list
     """What the engine sends for these registrations, the program's chart transform applied where it registers it
     (DRAExtendedResource off)."""
     cluster = next(r for r in resources if r.type == CLUSTER)
-    transform = not gates.enabled("DRAExtendedResource", str(cluster.inputs.get("version", "1.34")), "eks")
+    transform = not Target(str(cluster.inputs.get("version", "1.34"))).enabled("DRAExtendedResource")
     return check.transformed(engine_view(resources, first_preview), transform)
 
 

@@ -14,7 +14,8 @@ import yaml
 
 from gpu_dra.core.analysis.allocator import AllocationError, Features, allocate_claims
 from gpu_dra.core.analysis.pools import Node
-from gpu_dra.core.dra.objects import AllocatedDevice, ResourceClaim, ResourceSlice, claim_from_devices, parse_slice
+from gpu_dra.core.dra.claims import AllocatedDevice, ResourceClaim, claim_from_devices
+from gpu_dra.core.dra.slices import ResourceSlice, parse_slice
 from gpu_dra.core.facts import nvidia
 
 P5 = Path(__file__).parent / "data" / "resourceslices" / "h100-80gb-hbm3_eks-p5_v25.12.0.yaml"

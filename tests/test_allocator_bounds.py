@@ -18,10 +18,13 @@ import yaml
 
 from gpu_dra.core.analysis import inventory as inv
 from gpu_dra.core.analysis.allocator import AllocationError, AllocationTimeout, Features, allocate_claims
-from gpu_dra.core.analysis.explain import FILTER_TIMED_OUT, FILTER_TIMEOUT, Explainer, features_for
+from gpu_dra.core.analysis.explain import FILTER_TIMED_OUT, FILTER_TIMEOUT, Explainer
+from gpu_dra.core.analysis.features import features_for
 from gpu_dra.core.analysis.pods import explain_pods, pods_from_objects
 from gpu_dra.core.analysis.pools import Node
-from gpu_dra.core.dra.objects import ResourceClaim, parse_claim, parse_slice
+from gpu_dra.core.dra.claims import ResourceClaim, parse_claim
+from gpu_dra.core.dra.slices import parse_slice
+from gpu_dra.core.facts.target import Platform, Target
 from gpu_dra.core.yamlsource import parse_documents
 
 from .conftest import ROOT
@@ -137,7 +140,7 @@ def test_explain_stops_a_node_at_the_filter_timeout_in_the_scheduler_s_words_and
     """Each node's search has its own filter timeout, as each Filter call has: node-a's is stopped (not decided),
     node-b, whose 11 GPUs share one root, is still searched and fits."""
     fleet = inventory(slice_of("node-a", 20, 10), slice_of("node-b", 11, 11))
-    explainer = Explainer(CLASSES, features=features_for("1.35"), clock=Ticks(), filter_timeout=20_000,
+    explainer = Explainer(CLASSES, features=features_for(Target("1.35")), clock=Ticks(), filter_timeout=20_000,
                           search_budget=100_000)
     report = explainer.explain(parsed(claim_of("ml/big", 11, same_root=True)), fleet)
     assert (report.allocatable, report.nodes, report.timed_out) == (True, ["node-b"], ["node-a"])
@@ -156,7 +159,7 @@ def test_all_searches_of_a_command_share_one_budget() -> None:
     left and is stopped there, said in gpu-dra's words, not the scheduler's; then no search starts at all."""
     fleet = inventory(slice_of("node-a", 20, 10))
     clock = Ticks()
-    explainer = Explainer(CLASSES, features=features_for("1.35"), clock=clock, filter_timeout=2_000,
+    explainer = Explainer(CLASSES, features=features_for(Target("1.35")), clock=clock, filter_timeout=2_000,
                           search_budget=5_000)
     reports = [explainer.explain(parsed(claim_of(f"ml/big-{i}", 11 + i, same_root=True)), fleet) for i in range(4)]
     assert [r.timed_out for r in reports] == [["node-a"]] * 4
@@ -169,10 +172,10 @@ def test_all_searches_of_a_command_share_one_budget() -> None:
 
 def test_without_the_gate_the_scheduler_has_no_filter_timeout_and_explain_says_so() -> None:
     fleet = inventory(slice_of("node-a", 20, 10))
-    assert not features_for("1.33").filter_timeout and features_for("1.34").filter_timeout
-    assert not features_for("1.34", "existing", {gate: False for gate in (
-        "DRAAdminAccess", "DRAPrioritizedList", "DRAResourceClaimDeviceStatus")}).filter_timeout  # "stable"
-    explainer = Explainer(CLASSES, features=features_for("1.33"), clock=Ticks(), filter_timeout=2_000,
+    assert not features_for(Target("1.33")).filter_timeout and features_for(Target("1.34")).filter_timeout
+    assert not features_for(Target("1.34", Platform.existing, {gate: False for gate in (
+        "DRAAdminAccess", "DRAPrioritizedList", "DRAResourceClaimDeviceStatus")})).filter_timeout  # "stable"
+    explainer = Explainer(CLASSES, features=features_for(Target("1.33")), clock=Ticks(), filter_timeout=2_000,
                           search_budget=100_000)
     report = explainer.explain(parsed(claim_of("ml/big", 11, same_root=True)), fleet)
     assert report.reason == ("not decided: on node-a: gpu-dra stopped the search for devices after 2000 s; with "
@@ -191,7 +194,7 @@ def test_a_pod_whose_claims_fit_alone_but_whose_search_together_is_stopped_is_no
                          "resourceClaims": [{"name": "a", "resourceClaimTemplateName": "six"},
                                             {"name": "b", "resourceClaimTemplateName": "seven"}]}}]
     claims = [parsed(o) for o in objects[:2]]
-    explainer = Explainer(CLASSES, features=features_for("1.35"), clock=Ticks(), filter_timeout=20_000,
+    explainer = Explainer(CLASSES, features=features_for(Target("1.35")), clock=Ticks(), filter_timeout=20_000,
                           search_budget=100_000)
     (report,) = explain_pods(pods_from_objects(objects), claims, inventory(slice_of("node-a", 12, 12)), explainer)
     assert [c.report.allocatable for c in report.claims if c.report] == [True, True]

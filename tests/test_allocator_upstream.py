@@ -17,8 +17,9 @@ import yaml
 
 from gpu_dra.core.analysis.allocator import AllocationError, ClaimAllocation, Features, allocate_claims
 from gpu_dra.core.analysis.pools import Node
-from gpu_dra.core.dra.objects import AllocatedDevice, ResourceClaim, parse_claim, parse_device_class, parse_slice
+from gpu_dra.core.dra.claims import AllocatedDevice, ResourceClaim, parse_claim, parse_device_class
 from gpu_dra.core.dra.quantity import parse_quantity
+from gpu_dra.core.dra.slices import parse_slice
 
 CASES: list[dict[str, Any]] = yaml.safe_load(
     (Path(__file__).parent / "data" / "allocator_upstream_cases.yaml").read_text())["cases"]

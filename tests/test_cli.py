@@ -161,12 +161,12 @@ def test_check_all_stacks_reports_every_stacks_config_mistakes(project: Project)
 
 
 def test_every_verb_has_help_with_examples_of_itself() -> None:
-    from gpu_dra.cli.main import VERBS, build_parser
+    from gpu_dra.cli.main import VERBS, build_parser, with_arguments
 
     verbs = build_parser()._subparsers._group_actions[0].choices  # type: ignore[union-attr]
-    assert len(verbs) == len(VERBS)
+    assert list(verbs) == list(VERBS)
     for name, parser in verbs.items():
-        help_text = parser.format_help()
+        help_text = with_arguments(name, parser).format_help()
         assert "examples:" in help_text and f"gpu-dra {name}" in help_text.split("examples:")[1], name
 
 

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import yaml
 
-from gpu_dra.cli.common import cut
+from gpu_dra.cli.text import cut
 
 from .conftest import ROOT, Project
 from .test_cli import gpu_dra

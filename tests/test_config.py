@@ -581,7 +581,7 @@ def test_the_engines_values_load_as_the_file_does(stack: str) -> None:
 ])
 def test_a_malformed_project_file_is_a_config_error(tmp_path: Path, text: str, line: int, message: str) -> None:
     """A broken Pulumi.yaml made every verb exit 3; a ConfigError is exit 2, naming the file and the line."""
-    from gpu_dra.cli.common import find_project_root
+    from gpu_dra.cli.project import find_project_root
 
     (tmp_path / "Pulumi.yaml").write_text(text)
     with pytest.raises(ConfigError) as caught:

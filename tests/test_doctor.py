@@ -12,8 +12,9 @@ from typing import Any
 import pytest
 import yaml
 
-from gpu_dra.core.analysis.doctor import RULES, Target, diagnose, normalised
+from gpu_dra.core.analysis.doctor import RULES, diagnose, normalised
 from gpu_dra.core.config.loader import load_stack
+from gpu_dra.core.facts.target import Platform, Target
 from gpu_dra.core.findings import Finding
 from gpu_dra.core.render import manifests
 
@@ -26,8 +27,8 @@ P5_NODE = "ip-100-64-147-149.ec2.internal"  # the node of the dump's slices
 GPU_SLICE = "ip-100-64-147-149.ec2.internal-gpu.nvidia.com-bvcfk"
 KINDS = ("Node", "ResourceSlice", "DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "ResourceQuota",
          "DeviceTaintRule")
-EKS_135 = Target("1.35", "eks")
-EKS_136 = Target("1.36", "eks")
+EKS_135 = Target("1.35", Platform.eks)
+EKS_136 = Target("1.36", Platform.eks)
 STAMP = "2026-03-01T10:00:00Z"
 
 
@@ -265,7 +266,7 @@ def test_an_incomplete_pool_says_what_the_versions_scheduler_does() -> None:
     _incomplete(objects)
     found, = findings(objects, EKS_135)
     assert "has 1 of its 2 slice(s)" in found.message and "takes none of its devices" in found.message
-    found, = findings(objects, Target("1.34", "eks"))
+    found, = findings(objects, Target("1.34", Platform.eks))
     assert "other requests still take its devices" in found.message
     assert found.object == f"ResourceSlice {GPU_SLICE}"
 
@@ -293,11 +294,12 @@ def test_extended_resource_name_is_judged_by_the_clusters_gates() -> None:
     objects = healthy()
     _extended_resource(objects)
     assert rules(objects, EKS_136) == []
-    assert rules(objects, Target("1.35", "existing")) == []
-    assert rules(objects, Target("1.35", "existing", {"DRAExtendedResource": False})) == ["extended-resource-dropped"]
+    assert rules(objects, Target("1.35", Platform.existing)) == []
+    declared_off = Target("1.35", Platform.existing, {"DRAExtendedResource": False})
+    assert rules(objects, declared_off) == ["extended-resource-dropped"]
     del named(objects, "DeviceClass", "gpu.nvidia.com")["metadata"]["uid"]
     del named(objects, "DeviceClass", "gpu.nvidia.com")["metadata"]["resourceVersion"]
-    assert rules(objects, Target("1.35", "existing")) == ["extended-resource-dropped"]
+    assert rules(objects, Target("1.35", Platform.existing)) == ["extended-resource-dropped"]
 
 
 def test_a_dropped_mapping_is_seen_against_the_stack() -> None:
@@ -322,7 +324,7 @@ def test_slice_taints_count_where_the_scheduler_reads_them() -> None:
                                     "gpu.nvidia.com/gpu-7")
     assert "evicts" in found.message and "no ResourceClaim or ResourceClaimTemplate tolerates it" in found.message
     assert findings(objects, EKS_135) == []
-    assert rules(objects, Target("1.35", "existing")) == ["devices-tainted"]
+    assert rules(objects, Target("1.35", Platform.existing)) == ["devices-tainted"]
     taint(gpu_slice(objects), ["gpu-5"], "None")  # informational (1.35's effect None): keeps no claim off
     assert rules(objects, EKS_136) == ["devices-tainted"]
     _older_generation(objects)  # a tainted copy the scheduler does not read
@@ -342,11 +344,11 @@ def test_a_device_taint_rule_counts_where_the_version_applies_rules_and_tolerati
                       "tolerations": [{"key": "maintenance", "operator": "Exists"}]}}]}}}}
     objects = [*healthy(), rule]
     assert rules(objects, EKS_136) == []
-    found, = findings(objects, Target("1.37", "eks"))
+    found, = findings(objects, Target("1.37", Platform.eks))
     assert found.rule == "devices-tainted" and found.object == f"Node {P5_NODE}"
     assert "1 device(s) tainted maintenance=true:NoSchedule (from DeviceTaintRule gpu-maintenance)" in found.message
     assert "no ResourceClaim or ResourceClaimTemplate tolerates it" in found.message
-    found, = findings([*objects, tolerating], Target("1.37", "eks"))
+    found, = findings([*objects, tolerating], Target("1.37", Platform.eks))
     assert "tolerated by ResourceClaimTemplate ops/burn-in" in found.message
 
 

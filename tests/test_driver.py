@@ -8,12 +8,13 @@ from typing import Any
 import pytest
 import yaml
 
-from gpu_dra.core.config import nvidia_driver
 from gpu_dra.core.config.loader import load_stack
-from gpu_dra.core.config.models import AllocationMode, ChartName, DraDriver, StackConfig
+from gpu_dra.core.config.models import AllocationMode, DraDriver, StackConfig
 from gpu_dra.core.data import helm_merge
 from gpu_dra.core.dra.scheduling import schedules_on
-from gpu_dra.core.facts import gates
+from gpu_dra.core.facts import nvidia_driver
+from gpu_dra.core.facts.nvidia_driver import ChartName
+from gpu_dra.core.facts.target import Platform, Target
 from gpu_dra.core.render import charts
 from gpu_dra.core.render.nodes import node_labels, node_taints
 
@@ -229,9 +230,9 @@ def test_dynamic_mig_follows_the_clusters_partitionable_devices_gate() -> None:
                                                            {"DynamicMIG": True}, partitionable, [])]
     assert any("DRAPartitionableDevices" in m for m in conflicts(False))
     assert not any("DRAPartitionableDevices" in m for m in conflicts(True))
-    assert gates.enabled("DRAPartitionableDevices", "1.35", "existing", {"DRAPartitionableDevices": True})
-    assert not gates.enabled("DRAPartitionableDevices", "1.35", "eks", {"DRAPartitionableDevices": True})
-    assert gates.enabled("DRAPartitionableDevices", "1.36", "eks")
+    assert Target("1.35", Platform.existing, {"DRAPartitionableDevices": True}).enabled("DRAPartitionableDevices")
+    assert not Target("1.35", Platform.eks, {"DRAPartitionableDevices": True}).enabled("DRAPartitionableDevices")
+    assert Target("1.36", Platform.eks).enabled("DRAPartitionableDevices")
 
 
 @pytest.mark.parametrize("stack,dropped", [("dev", True), ("staging", False), ("prod", True)])

@@ -10,12 +10,19 @@ import pytest
 import yaml
 
 from gpu_dra.core.analysis import inventory as inv
-from gpu_dra.core.analysis.explain import Explainer, TaintRuleError, features_for
+from gpu_dra.core.analysis.explain import Explainer, TaintRuleError
+from gpu_dra.core.analysis.features import features_for
 from gpu_dra.core.analysis.pools import Node
 from gpu_dra.core.config.loader import load_stack
-from gpu_dra.core.dra.claims import DeviceId, claims_from_objects, in_use_from_claims
-from gpu_dra.core.dra.objects import ResourceClaim, claim_from_devices
+from gpu_dra.core.dra.claims import (
+    DeviceId,
+    ResourceClaim,
+    claim_from_devices,
+    claims_from_objects,
+    in_use_from_claims,
+)
 from gpu_dra.core.facts import nvidia
+from gpu_dra.core.facts.target import Platform, Target
 from gpu_dra.core.yamlsource import parse_documents
 
 from .conftest import ROOT, Project
@@ -426,7 +433,7 @@ def test_a_device_taint_the_request_does_not_tolerate() -> None:
     for device in items[1]["spec"]["devices"]:
         device["taints"] = [{"key": "nvidia.com/gpu-unhealthy", "value": "xid-79", "effect": "NoSchedule"}]
     fleet = _fleet_of(items)
-    on = Explainer({}, features=features_for("1.36"))  # DRADeviceTaints: beta, on by default from 1.36
+    on = Explainer({}, features=features_for(Target("1.36")))  # DRADeviceTaints: beta, on by default from 1.36
     report = on.explain(claim([exactly(1)]), fleet)
     assert not report.allocatable
     slice_name = items[1]["metadata"]["name"]
@@ -435,7 +442,8 @@ def test_a_device_taint_the_request_does_not_tolerate() -> None:
     tolerant = {"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com", "count": 1, "tolerations": [
         {"key": "nvidia.com/gpu-unhealthy", "operator": "Exists", "effect": "NoSchedule"}]}}
     assert on.explain(claim([tolerant]), fleet).allocatable
-    assert Explainer({}, features=features_for("1.34")).explain(claim([exactly(1)]), fleet).allocatable  # gate off
+    off = Explainer({}, features=features_for(Target("1.34")))  # gate off
+    assert off.explain(claim([exactly(1)]), fleet).allocatable
 
 
 def test_a_dump_whose_kind_is_not_text_is_bad_input_not_a_crash(tmp_path: Path) -> None:
@@ -525,14 +533,15 @@ def test_a_malformed_device_taint_rule_names_the_rule_and_the_key(spec: str, mes
 def test_the_taint_rule_gate_per_version_and_platform() -> None:
     """DRADeviceTaints before 1.35 (when rules also select by class and CEL), DRADeviceTaintRules from 1.35: alpha,
     then beta off by default in 1.36, on in 1.37; an existing cluster declares its own."""
-    def rules(version: str, platform: str = "eks", declared: dict[str, bool] | None = None) -> tuple[bool, bool]:
-        features = features_for(version, platform, declared)
+    def rules(version: str, platform: Platform = Platform.eks, declared: dict[str, bool] | None = None
+              ) -> tuple[bool, bool]:
+        features = features_for(Target(version, platform, declared or {}))
         return features.device_taint_rules, features.taint_rule_selectors
 
     assert [rules(v) for v in ("1.34", "1.35", "1.36", "1.37")] == [(False, False)] * 3 + [(True, False)]
-    assert rules("1.34", "existing", {"DRADeviceTaints": True}) == (True, True)
-    assert rules("1.36", "existing", {"DRADeviceTaintRules": True}) == (True, False)
-    assert rules("1.36", "eks", {"DRADeviceTaintRules": True}) == (False, False)  # EKS runs the defaults
+    assert rules("1.34", Platform.existing, {"DRADeviceTaints": True}) == (True, True)
+    assert rules("1.36", Platform.existing, {"DRADeviceTaintRules": True}) == (True, False)
+    assert rules("1.36", Platform.eks, {"DRADeviceTaintRules": True}) == (False, False)  # EKS runs the defaults
 
 
 def test_a_device_taint_rule_keeps_a_request_off_its_device_where_the_scheduler_applies_it() -> None:
@@ -540,7 +549,8 @@ def test_a_device_taint_rule_keeps_a_request_off_its_device_where_the_scheduler_
     wants_gpu_3 = claim([exactly(1, (GPU_3,))])
     tolerant = claim([{"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com", "selectors": [
         {"cel": {"expression": GPU_3}}], "tolerations": [{"key": "maintenance", "operator": "Exists"}]}}])
-    for features in (features_for("1.37"), features_for("1.36", "existing", {"DRADeviceTaintRules": True})):
+    for features in (features_for(Target("1.37")),
+                     features_for(Target("1.36", Platform.existing, {"DRADeviceTaintRules": True}))):
         explainer = Explainer({}, features=features)
         seen = explainer.with_taint_rules(fleet)
         assert [(rule.name, [d.name for d in devices]) for rule, devices in seen.rules] == [
@@ -555,7 +565,7 @@ def test_a_device_taint_rule_keeps_a_request_off_its_device_where_the_scheduler_
         assert allowed.solution is not None and [d.name for d in allowed.solution[1][0].devices] == ["gpu-3"]
         assert explainer.explain(claim([exactly(8)]), seen.inventory).reason.endswith("not tolerated")
     for version in ("1.34", "1.36"):  # DRADeviceTaints, DRADeviceTaintRules off by default on EKS
-        explainer = Explainer({}, features=features_for(version))
+        explainer = Explainer({}, features=features_for(Target(version)))
         seen = explainer.with_taint_rules(fleet)
         assert not seen.applied and seen.inventory is fleet
         assert explainer.explain(wants_gpu_3, seen.inventory).allocatable
@@ -572,13 +582,13 @@ def test_a_device_taint_rule_keeps_a_request_off_its_device_where_the_scheduler_
 def test_a_rule_taints_the_devices_its_driver_pool_and_device_select(selector: dict[str, Any] | None,
                                                                       tainted: list[str]) -> None:
     fleet = _with_rules(taint_rule(selector=selector))
-    assert _tainted(Explainer({}, features=features_for("1.37")), fleet) == sorted(tainted)
+    assert _tainted(Explainer({}, features=features_for(Target("1.37"))), fleet) == sorted(tainted)
 
 
 def test_a_rule_with_the_none_effect_only_informs() -> None:
     """1.35 added the None effect: the taint is on the device, and keeps no request off it."""
     fleet = _with_rules(taint_rule(selector=GPU_3_RULE, taint={"key": "firmware", "effect": "None"}))
-    explainer = Explainer({}, features=features_for("1.37"))
+    explainer = Explainer({}, features=features_for(Target("1.37")))
     assert _tainted(explainer, fleet) == ["gpu-3"]
     assert explainer.explain(claim([exactly(1, (GPU_3,))]), explainer.with_taint_rules(fleet).inventory).allocatable
 
@@ -586,7 +596,7 @@ def test_a_rule_with_the_none_effect_only_informs() -> None:
 def test_a_1_34_rule_selects_by_class_and_cel_where_the_scheduler_evaluates_them() -> None:
     """1.34's tracker (DRADeviceTaints on) evaluates the class's selectors, then the rule's; a runtime error leaves
     the device untainted, which explain says."""
-    features = features_for("1.34", "existing", {"DRADeviceTaints": True})
+    features = features_for(Target("1.34", Platform.existing, {"DRADeviceTaints": True}))
     by_cel = taint_rule(selector={"deviceClassName": "gpu.nvidia.com", "selectors": [{"cel": {"expression": GPU_3}}]},
                         version="v1alpha3")
     assert _tainted(Explainer({}, features=features), _with_rules(by_cel)) == ["gpu-3"]
@@ -603,13 +613,15 @@ def test_a_1_34_rule_selects_by_class_and_cel_where_the_scheduler_evaluates_them
 
 
 @pytest.mark.parametrize("features,selector,message", [
-    (features_for("1.37"), {"deviceClassName": "gpu.nvidia.com"},
+    (features_for(Target("1.37")), {"deviceClassName": "gpu.nvidia.com"},
      "spec.deviceSelector.deviceClassName: only Kubernetes 1.33-1.34 (resource.k8s.io/v1alpha3) select devices so"),
-    (features_for("1.36", "existing", {"DRADeviceTaintRules": True}), {"selectors": [{"cel": {"expression": GPU_3}}]},
+    (features_for(Target("1.36", Platform.existing, {"DRADeviceTaintRules": True})),
+     {"selectors": [{"cel": {"expression": GPU_3}}]},
      "spec.deviceSelector.selectors: only Kubernetes 1.33-1.34"),
-    (features_for("1.34", "existing", {"DRADeviceTaints": True}), {"deviceClassName": "gpu-b200"},
+    (features_for(Target("1.34", Platform.existing, {"DRADeviceTaints": True})), {"deviceClassName": "gpu-b200"},
      "spec.deviceSelector.deviceClassName: DeviceClass gpu-b200 is not in the inputs"),
-    (features_for("1.34", "existing", {"DRADeviceTaints": True}), {"selectors": [{"cel": {"expression": "device."}}]},
+    (features_for(Target("1.34", Platform.existing, {"DRADeviceTaints": True})),
+     {"selectors": [{"cel": {"expression": "device."}}]},
      "spec.deviceSelector.selectors[0]: CEL compile error"),
 ])
 def test_a_rule_explain_cannot_apply_as_the_scheduler_would_is_refused(features: Any, selector: dict[str, Any],
@@ -634,7 +646,7 @@ def test_the_binding_conditions_slice_is_the_real_p5_slice_with_three_fields_mor
 
 
 def test_binding_conditions_of_the_devices_chosen_are_reported_not_simulated() -> None:
-    report = Explainer({}, features=features_for("1.36")).explain(claim([exactly(2)]), load(BINDING))
+    report = Explainer({}, features=features_for(Target("1.36"))).explain(claim([exactly(2)]), load(BINDING))
     assert report.allocatable and report.allocation is not None
     assert [(d.device, d.binding_conditions, d.binding_failure_conditions) for d in report.allocation.devices] == [
         (f"gpu-{i}", ("example.com/fabric-attached",), ("example.com/fabric-attach-failed",)) for i in (0, 1)]
@@ -643,17 +655,17 @@ def test_binding_conditions_of_the_devices_chosen_are_reported_not_simulated() -
     assert [(d["claim"], d["device"], d["conditions"], d["failure_conditions"]) for d in binding["devices"]] == [
         ("default/test", f"gpu-{i}", ["example.com/fabric-attached"], ["example.com/fabric-attach-failed"])
         for i in (0, 1)]
-    assert Explainer({}, features=features_for("1.36")).explain(claim([exactly(2)]), load(P5)).as_dict()[
+    assert Explainer({}, features=features_for(Target("1.36"))).explain(claim([exactly(2)]), load(P5)).as_dict()[
         "binding"] is None
 
 
 def test_a_device_with_binding_conditions_is_not_allocatable_with_the_gate_off() -> None:
-    report = Explainer({}, features=features_for("1.34")).explain(claim([exactly(1)]), load(BINDING))
+    report = Explainer({}, features=features_for(Target("1.34"))).explain(claim([exactly(1)]), load(BINDING))
     assert not report.allocatable and report.allocation is None
     assert report.reason.startswith(f"request gpu needs 1 device(s); on {P5_NODE} 0 of its 8 matching device(s) are "
                                     "free: gpu-0, gpu-1, gpu-2, gpu-3, gpu-4, gpu-5, gpu-6, gpu-7: has binding "
                                     "conditions (example.com/fabric-attached), which DRADeviceBindingConditions (off) "
                                     "must allow")
-    status_off = features_for("1.36", "existing", {"DRAResourceClaimDeviceStatus": False})
+    status_off = features_for(Target("1.36", Platform.existing, {"DRAResourceClaimDeviceStatus": False}))
     assert "which DRAResourceClaimDeviceStatus (off) must allow" in Explainer({}, features=status_off).explain(
         claim([exactly(1)]), load(BINDING)).reason

@@ -9,9 +9,11 @@ from typing import Any
 import yaml
 
 from gpu_dra.core.analysis import inventory as inv
-from gpu_dra.core.analysis.explain import Explainer, features_for
+from gpu_dra.core.analysis.explain import Explainer
+from gpu_dra.core.analysis.features import features_for
 from gpu_dra.core.analysis.pods import explain_pods, nodes_from_objects, pods_from_objects
 from gpu_dra.core.dra.claims import claims_from_objects, in_use_from_claims
+from gpu_dra.core.facts.target import Target
 from gpu_dra.core.yamlsource import parse_documents
 
 P5 = Path(__file__).parent / "data" / "resourceslices" / "h100-80gb-hbm3_eks-p5_v25.12.0.yaml"
@@ -125,7 +127,8 @@ def test_a_pod_reports_the_binding_conditions_its_devices_wait_for() -> None:
     objects = [template("one"), template("two", count=2), pod("trainer", "one", "two")]
     fleet = inv.from_documents(BINDING.name, parse_documents(BINDING.read_text(), BINDING.name))
     claims = claims_from_objects(objects)
-    (trainer,) = explain_pods(pods_from_objects(objects), claims, fleet, Explainer({}, features=features_for("1.36")))
+    explainer = Explainer({}, features=features_for(Target("1.36")))
+    (trainer,) = explain_pods(pods_from_objects(objects), claims, fleet, explainer)
     assert trainer.allocatable
     binding = trainer.as_dict()["binding"]
     assert binding["simulated"] is False
@@ -143,7 +146,7 @@ def test_a_pod_whose_gpu_a_device_taint_rule_taints_stays_pending() -> None:
                      "taint": {"key": "nvidia.com/gpu.xid", "value": "79", "effect": "NoExecute"}}}
     fleet = inv.from_documents("all.yaml", parse_documents(yaml.safe_dump_all([yaml.safe_load(P5.read_text()), rule]),
                                                            "all.yaml"))
-    explainer = Explainer({}, features=features_for("1.37"))
+    explainer = Explainer({}, features=features_for(Target("1.37")))
     objects = [template("gpu-3", selectors=(ONE_GPU,)), pod("solo", "gpu-3")]
     (solo,) = explain_pods(pods_from_objects(objects), claims_from_objects(objects),
                            explainer.with_taint_rules(fleet).inventory, explainer)

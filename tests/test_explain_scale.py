@@ -13,9 +13,10 @@ import pytest
 from gpu_dra.cli.commands.explain import _json_sharing_node_lists
 from gpu_dra.core.analysis import inventory
 from gpu_dra.core.analysis.inventory import Device
-from gpu_dra.core.dra import objects
+from gpu_dra.core.dra import slices
 from gpu_dra.core.dra.cel import attributes_convert
-from gpu_dra.core.dra.objects import ObjectError, parse_slice
+from gpu_dra.core.dra.objects import ObjectError
+from gpu_dra.core.dra.slices import parse_slice
 
 from .test_objects import GPU_SLICE
 
@@ -77,7 +78,7 @@ def _read(devices: list[Any]) -> Any:
 @pytest.mark.parametrize("device", DEVICES, ids=range(len(DEVICES)))
 def test_a_plain_device_reads_as_the_general_path_reads_it(device: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     fast = _read([device])
-    monkeypatch.setattr(objects, "_plain_device", lambda device: None)
+    monkeypatch.setattr(slices, "_plain_device", lambda device: None)
     general = _read([device])
     assert fast == general
     if not isinstance(fast, str):
@@ -92,18 +93,18 @@ def test_a_plain_device_reads_as_the_general_path_reads_it(device: Any, monkeypa
 
 
 def test_the_shortcut_takes_the_fleets_devices_and_leaves_the_odd_ones() -> None:
-    assert objects._plain_device(GPU) == objects._device(GPU, "w", False)
-    assert objects._plain_device(_attribute("index", {"int": 3})) is not None
+    assert slices._plain_device(GPU) == slices._device(GPU, "w", False)
+    assert slices._plain_device(_attribute("index", {"int": 3})) is not None
     for odd in (_attribute("index", {"int": 2**63}), _attribute("healthy", {"bool": 1}),
                 _with(capacity={"memory": {"value": "80Gi", "requestPolicy": {"default": "1Gi"}}}),
                 _with(taints=[]), _attribute("odd", {})):
-        assert objects._plain_device(odd) is None
+        assert slices._plain_device(odd) is None
 
 
 def test_a_plain_device_says_whether_its_attributes_convert_to_cel() -> None:
     for typed, convertible in (({"version": "1.2.3"}, True), ({"version": "1.2"}, False),
                                ({"float": 1.5}, False), ({"string": "1.2"}, True), ({"int": 3}, True)):
-        device = objects._plain_device(_attribute("odd", typed))
+        device = slices._plain_device(_attribute("odd", typed))
         assert device is not None and device.convertible is convertible, typed
 
 

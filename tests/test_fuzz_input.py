@@ -23,8 +23,10 @@ from pathlib import Path
 
 import pytest
 
-from gpu_dra.cli.common import UsageError, find_project_root, read_inputs
+from gpu_dra.cli.inputs import read_inputs
 from gpu_dra.cli.main import build_parser
+from gpu_dra.cli.process import UsageError
+from gpu_dra.cli.project import find_project_root
 from gpu_dra.core.analysis import schedlogs
 from gpu_dra.core.config.loader import load_stack
 from gpu_dra.core.findings import ConfigError

@@ -15,7 +15,8 @@ from typing import IO, Any
 
 import pytest
 
-from gpu_dra.core.dra.objects import ObjectError, parse_slice
+from gpu_dra.core.dra.objects import ObjectError
+from gpu_dra.core.dra.slices import parse_slice
 from gpu_dra.core.yamlsource import PARSED_MEMORY, parsed_size
 
 from .conftest import ROOT, Project

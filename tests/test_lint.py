@@ -12,7 +12,7 @@ import yaml
 
 from gpu_dra.core.checks.lint import SelectorContext, lint_selector
 from gpu_dra.core.checks.manifest_lint import fixed_object, lint_object, objects_in
-from gpu_dra.core.checks.target import Target
+from gpu_dra.core.facts.target import Platform, Target
 from gpu_dra.core.yamlsource import parse_documents
 
 from .conftest import ROOT
@@ -129,7 +129,7 @@ DISTINCT = "spec.spec.devices.constraints[0].distinctAttribute"
     (CLASS, Target("1.34"), {"spec.extendedResourceName"}),
     (CLASS, Target("1.35"), {"spec.extendedResourceName"}),
     (CLASS, Target("1.36"), set()),
-    (CLASS, Target("1.35", "existing", {"DRAExtendedResource": True}), set()),
+    (CLASS, Target("1.35", Platform.existing, {"DRAExtendedResource": True}), set()),
     (CONSUMABLE, Target("1.34"), {CAPACITY, DISTINCT}),
     (CONSUMABLE, Target("1.36"), set()),
 ])

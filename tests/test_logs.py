@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import importlib
 import io
 import json
 import os
+import pkgutil
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from gpu_dra.core.analysis import schedlogs
+from gpu_dra.core.analysis.schedlogs import blocks, parallel
 
 from .conftest import ROOT
 from .test_cli import gpu_dra
@@ -150,7 +153,7 @@ def test_a_file_read_in_parallel_parts_gives_the_sequential_report(
     the pod the part before it was scheduling, as when the file is read in one go."""
     path = tmp_path / "scheduler.log"
     path.write_text(MIXED)
-    monkeypatch.setattr(schedlogs, "PARALLEL_BYTES", 0)
+    monkeypatch.setattr(parallel, "PARALLEL_BYTES", 0)
     assert _summary(schedlogs.scan_file(str(path), workers=workers)) == _summary(scan(MIXED))
     assert _summary(schedlogs.scan_file(str(path), workers=1)) == _summary(scan(MIXED))
 
@@ -159,16 +162,24 @@ def test_parts_start_at_line_starts(tmp_path: Path) -> None:
     path = tmp_path / "scheduler.log"
     path.write_text(MIXED)
     data = path.read_bytes()
-    parts = schedlogs._parts(str(path), len(data), 5)
+    parts = parallel._parts(str(path), len(data), 5)
     assert parts[0][0] == 0 and parts[-1][1] == len(data) and len(parts) == 5
     assert all(data[start - 1:start] == b"\n" for start, _ in parts[1:])
     assert all(end == start for (_, end), (start, _) in zip(parts, parts[1:], strict=False))
 
 
+def _remember_one_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every cache of the reader holds one text: CACHED_TEXTS in each module of the package that reads it."""
+    for found in pkgutil.iter_modules(schedlogs.__path__):
+        module = importlib.import_module(f"{schedlogs.__name__}.{found.name}")
+        if hasattr(module, "CACHED_TEXTS"):
+            monkeypatch.setattr(module, "CACHED_TEXTS", 1)
+
+
 def test_remembered_readings_do_not_change_the_report(monkeypatch: pytest.MonkeyPatch) -> None:
     """Repeated lines are looked up, not parsed again; forgetting every reading gives the same report."""
     remembered = _summary(scan(MIXED))
-    monkeypatch.setattr(schedlogs, "CACHED_TEXTS", 1)
+    _remember_one_text(monkeypatch)
     assert _summary(scan(MIXED)) == remembered
 
 
@@ -322,8 +333,8 @@ def test_the_new_formats_read_in_parallel_parts_give_the_one_pass_report(
     text = NEW_FORMATS if shape == "lines" else _wrapped([line for line in NEW_FORMATS.splitlines() if line])[shape]
     path = tmp_path / "scheduler.log"
     path.write_text(text)
-    monkeypatch.setattr(schedlogs, "PARALLEL_BYTES", 0)
-    assert len(schedlogs._parts(str(path), len(text), workers)) == workers
+    monkeypatch.setattr(parallel, "PARALLEL_BYTES", 0)
+    assert len(parallel._parts(str(path), len(text), workers)) == workers
     assert _full(schedlogs.scan_file(str(path), workers=workers)) == _full(scan(text))
 
 
@@ -331,8 +342,8 @@ def test_an_export_on_one_line_is_one_part(tmp_path: Path, monkeypatch: pytest.M
     text = _wrapped([line for line in NEW_FORMATS.splitlines() if line])["json one line"]
     path = tmp_path / "events.json"
     path.write_text(text)
-    monkeypatch.setattr(schedlogs, "PARALLEL_BYTES", 0)
-    assert schedlogs._parts(str(path), len(text), 4) == [(0, len(text))]
+    monkeypatch.setattr(parallel, "PARALLEL_BYTES", 0)
+    assert parallel._parts(str(path), len(text), 4) == [(0, len(text))]
     assert _full(schedlogs.scan_file(str(path), workers=4)) == _full(scan(text))
 
 
@@ -360,14 +371,14 @@ def test_a_truncated_export_read_in_parallel_parts_is_said_so_once(
     text = _wrapped([line for line in NEW_FORMATS.splitlines() if line])["json"]
     path = tmp_path / "events.json"
     path.write_text(text[:text.rindex("Observed a panic")])
-    monkeypatch.setattr(schedlogs, "PARALLEL_BYTES", 0)
+    monkeypatch.setattr(parallel, "PARALLEL_BYTES", 0)
     report = schedlogs.scan_file(str(path), workers=3)
     assert report.notes == [schedlogs.TRUNCATED_EXPORT]
     assert _full(report) == _full(scan(path.read_text()))
 
 
 def test_a_message_longer_than_any_line_is_skipped_not_held_whole(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(schedlogs, "_LONGEST_LINE", 1000)  # longer than any line of KLOG
+    monkeypatch.setattr(blocks, "_LONGEST_LINE", 1000)  # longer than any line of KLOG
     text = _wrapped(KLOG.splitlines())["json"]
     cut = text.index('"message": ') + len('"message": ')
     report = scan(text[:cut] + '"' + "x" * 100_000 + text[cut:], block_size=64)
@@ -445,15 +456,15 @@ def test_a_volume_claim_is_not_a_dra_claim() -> None:
 def test_remembered_readings_do_not_change_the_report_of_the_new_formats(monkeypatch: pytest.MonkeyPatch) -> None:
     texts = [NEW_FORMATS, _wrapped(NEW_FORMATS.splitlines())["tail"], _wrapped(NEW_FORMATS.splitlines())["text"]]
     remembered = [_full(scan(text)) for text in texts]
-    monkeypatch.setattr(schedlogs, "CACHED_TEXTS", 1)
+    _remember_one_text(monkeypatch)
     assert [_full(scan(text)) for text in texts] == remembered
 
 
 def test_a_line_with_no_end_is_cut_not_held_whole(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(schedlogs, "_LONGEST_LINE", 1000)  # longer than any line of KLOG
-    blocks = list(schedlogs._line_blocks(schedlogs._chunks(io.BytesIO(b"x" * 100_000 + b"\n" + KLOG.encode()), 64)))
-    assert max(len(block) for block in blocks) <= 1000 + 64 + 1
-    assert b"".join(blocks).endswith(KLOG.encode())
+    monkeypatch.setattr(blocks, "_LONGEST_LINE", 1000)  # longer than any line of KLOG
+    cut = list(blocks._line_blocks(blocks._chunks(io.BytesIO(b"x" * 100_000 + b"\n" + KLOG.encode()), 64)))
+    assert max(len(block) for block in cut) <= 1000 + 64 + 1
+    assert b"".join(cut).endswith(KLOG.encode())
 
 
 def test_logs_help_names_the_formats_it_reads() -> None:

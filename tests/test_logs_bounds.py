@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from gpu_dra.core.analysis import schedlogs
+from gpu_dra.core.analysis.schedlogs import parallel, records
 
 from .test_logs import _full
 
@@ -75,8 +76,8 @@ def test_pods_are_dropped_as_one_pass_drops_them_however_the_file_is_cut(
     """Which records last depends only on the changes of pod between a pod's lines, which each part counts on its
     own and the joining adds up (at the cuts too: a part's lines before it names a pod, a part's first pod the last
     one's): the parts give the one-pass report, drops and notes included."""
-    monkeypatch.setattr(schedlogs, "MAX_PODS", limit)
-    monkeypatch.setattr(schedlogs, "PARALLEL_BYTES", 0)
+    monkeypatch.setattr(records, "MAX_PODS", limit)
+    monkeypatch.setattr(parallel, "PARALLEL_BYTES", 0)
     path = tmp_path / "scheduler.log"
     for seed in range(4):
         text = _cycles(seed)
@@ -89,7 +90,7 @@ def test_pods_are_dropped_as_one_pass_drops_them_however_the_file_is_cut(
 
 
 def test_a_pod_seen_again_after_its_record_was_dropped_starts_anew(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(schedlogs, "MAX_PODS", 2)
+    monkeypatch.setattr(records, "MAX_PODS", 2)
     text = "".join(UNABLE.format(n=n) for n in (0, 0, 1, 2, 0))
     report = schedlogs.scan(io.BytesIO(text.encode()))
     assert {name: (log.count, [line.number for line in log.recent]) for name, log in report.pods.items()} == {
@@ -107,9 +108,10 @@ def test_a_worker_that_dies_is_an_error_not_a_wait(tmp_path: Path) -> None:
     script = textwrap.dedent(f"""
         import os
         from gpu_dra.core.analysis import schedlogs
-        schedlogs.PARALLEL_BYTES = 0
-        scan_part = schedlogs._scan_part
-        schedlogs._scan_part = lambda path, start, *rest: os._exit(9) if start else scan_part(path, start, *rest)
+        from gpu_dra.core.analysis.schedlogs import parallel
+        parallel.PARALLEL_BYTES = 0
+        scan_part = parallel._scan_part
+        parallel._scan_part = lambda path, start, *rest: os._exit(9) if start else scan_part(path, start, *rest)
         try:
             schedlogs.scan_file({str(log)!r}, workers=2)
         except schedlogs.WorkerLost as error:
@@ -126,11 +128,11 @@ def test_a_worker_that_dies_ends_the_command_with_a_message_not_a_traceback(tmp_
     script = textwrap.dedent("""
         import os, sys
         from gpu_dra.cli import main
-        from gpu_dra.core.analysis import schedlogs
-        schedlogs.PARALLEL_BYTES = 0
-        schedlogs._cores = lambda: 2  # in parts, whatever cores the machine has
-        scan_part = schedlogs._scan_part
-        schedlogs._scan_part = lambda path, start, *rest: os._exit(9) if start else scan_part(path, start, *rest)
+        from gpu_dra.core.analysis.schedlogs import parallel
+        parallel.PARALLEL_BYTES = 0
+        parallel._cores = lambda: 2  # in parts, whatever cores the machine has
+        scan_part = parallel._scan_part
+        parallel._scan_part = lambda path, start, *rest: os._exit(9) if start else scan_part(path, start, *rest)
         sys.exit(main.main(["logs", sys.argv[1]]))
         """)
     result = subprocess.run([sys.executable, "-c", script, str(log)], cwd=ROOT, capture_output=True, text=True,

@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 
 from gpu_dra.core.analysis import schedlogs
+from gpu_dra.core.analysis.schedlogs import reading as line_reading
+from gpu_dra.core.analysis.schedlogs import scanning
 
 from .test_logs import MIXED, NEW_FORMATS, _full
 
@@ -40,8 +42,8 @@ def _line(rng: random.Random) -> str:
             + rng.choice(MESSAGES[:5] if plain else MESSAGES) + pairs)
 
 
-def _reading(reading: schedlogs._Reading | None) -> tuple[object, ...] | None:
-    return None if reading is None else (*reading[:6], schedlogs._shown(reading.shown))
+def _reading(reading: line_reading._Reading | None) -> tuple[object, ...] | None:
+    return None if reading is None else (*reading[:6], line_reading._shown(reading.shown))
 
 
 def _parsed(text: str) -> tuple[object, ...] | None:
@@ -49,19 +51,19 @@ def _parsed(text: str) -> tuple[object, ...] | None:
     line = schedlogs.parse_line(0, text)
     if line is None:
         return None
-    return _reading(schedlogs._Reading._of_fields(text, line.caller, line.message, line.fields))
+    return _reading(line_reading._Reading._of_fields(text, line.caller, line.message, line.fields))
 
 
 def _read(lines: list[str], monkeypatch: pytest.MonkeyPatch) -> tuple[list[tuple[object, ...] | None], int]:
     """The readings of `lines`, and how many were parsed whole."""
-    parse_record, parsed = schedlogs._parse_record, []
+    parse_record, parsed = line_reading._parse_record, []
 
     def counted(*args: object) -> schedlogs.LogLine:
         parsed.append(args)
         return parse_record(*args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(schedlogs, "_parse_record", counted)
-    readings = [schedlogs._Reading.of(line) for line in lines]
+    monkeypatch.setattr(line_reading, "_parse_record", counted)
+    readings = [line_reading._Reading.of(line) for line in lines]
     monkeypatch.undo()
     return [_reading(reading) for reading in readings], len(parsed)
 
@@ -99,7 +101,7 @@ ASIDE = "".join(
 def test_a_dense_block_read_line_by_line_reads_as_its_runs(monkeypatch: pytest.MonkeyPatch, text: str) -> None:
     """After a block of mostly DRA lines the next is read line by line, its lines that are no candidates naming
     the pod in between; blocks of 1 KB here, read either way."""
-    monkeypatch.setattr(schedlogs, "_mostly", lambda dra_lines, lines: False)
+    monkeypatch.setattr(scanning, "_mostly", lambda dra_lines, lines: False)
     runs = _full(schedlogs.scan(io.BytesIO(text.encode()), block_size=1024))
-    monkeypatch.setattr(schedlogs, "_mostly", lambda dra_lines, lines: True)
+    monkeypatch.setattr(scanning, "_mostly", lambda dra_lines, lines: True)
     assert _full(schedlogs.scan(io.BytesIO(text.encode()), block_size=1024)) == runs

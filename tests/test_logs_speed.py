@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 
 from gpu_dra.core.analysis import schedlogs
+from gpu_dra.core.analysis.schedlogs import reading as line_reading
+from gpu_dra.core.analysis.schedlogs import scanning
 
 from .test_logs import MIXED, NEW_FORMATS, _full
 from .test_logs_fast_paths import ASIDE, _line, _parsed, _reading
@@ -26,22 +28,22 @@ V7 = generate.scheduler_log_v7(1)
 def test_the_lines_of_a_v7_log_are_read_through_a_few_skeletons(monkeypatch: pytest.MonkeyPatch) -> None:
     """The allocator's lines of the bench's V(7) log share 13 skeletons, and none is read key by key or parsed
     whole, those that name a claim neither."""
-    monkeypatch.setattr(schedlogs, "_SKELETONS", {})
+    monkeypatch.setattr(line_reading, "_SKELETONS", {})
     slow: list[str] = []
     for name in ("_of_plain", "_of_fields"):
-        real = getattr(schedlogs._Reading, name).__func__
+        real = getattr(line_reading._Reading, name).__func__
 
         def counted(cls: type, text: str, *args: object, real: object = real) -> object:
             slow.append(text)
             return real(cls, text, *args)  # type: ignore[operator]
 
-        monkeypatch.setattr(schedlogs._Reading, name, classmethod(counted))
+        monkeypatch.setattr(line_reading._Reading, name, classmethod(counted))
     lines = V7.splitlines()
-    readings = [schedlogs._Reading.of(line) for line in lines]
+    readings = [line_reading._Reading.of(line) for line in lines]
     allocator = [line for line in lines if "allocator_incubating.go" in line]
     read_slowly = [line for line in slow if "allocator_incubating.go" in line]
     assert allocator and read_slowly == []
-    assert len({key for key, skeleton in schedlogs._SKELETONS.items() if "allocator_incubating" in key}) == 13
+    assert len({key for key, skeleton in line_reading._SKELETONS.items() if "allocator_incubating" in key}) == 13
     monkeypatch.undo()
     assert [_reading(reading) for reading in readings] == [_parsed(line) for line in lines]
 
@@ -58,15 +60,15 @@ def test_lines_alike_but_for_their_quoted_values_read_as_parsed_whole() -> None:
         for _ in range(5):  # the same skeleton, other quoted values (the message stays)
             lines.append('"'.join(part if index % 2 == 0 or index == 1 else rng.choice(values)
                                   for index, part in enumerate(parts)))
-    assert [line for line in lines if _reading(schedlogs._Reading.of(line)) != _parsed(line)] == []
+    assert [line for line in lines if _reading(line_reading._Reading.of(line)) != _parsed(line)] == []
 
 
 @pytest.mark.parametrize("text", [V7, ASIDE, MIXED, NEW_FORMATS], ids=["v7", "aside", "mixed", "new formats"])
 def test_lines_read_each_give_what_lines_looked_up_give(monkeypatch: pytest.MonkeyPatch, text: str) -> None:
     """Looking lines up turned off after every block, or never: the same report; blocks of 4 KB."""
-    monkeypatch.setattr(schedlogs, "_mostly_new", lambda new_lines, lines: False)
+    monkeypatch.setattr(scanning, "_mostly_new", lambda new_lines, lines: False)
     looked_up = _full(schedlogs.scan(io.BytesIO(text.encode()), block_size=4096))
-    monkeypatch.setattr(schedlogs, "_mostly_new", lambda new_lines, lines: True)
+    monkeypatch.setattr(scanning, "_mostly_new", lambda new_lines, lines: True)
     assert _full(schedlogs.scan(io.BytesIO(text.encode()), block_size=4096)) == looked_up
 
 
@@ -74,16 +76,16 @@ def test_a_v7_log_turns_looking_lines_up_off(monkeypatch: pytest.MonkeyPatch) ->
     """After its first block (of mostly new lines) a V(7) log's lines are read each, those seen before too: nearly
     as many readings as DRA lines; with looking up never turned off, only the new lines are read (7 in 10)."""
     read: list[str] = []
-    real = schedlogs._Reading.of
+    real = line_reading._Reading.of
 
     def counted(cls: type, text: str) -> object:
         read.append(text)
         return real(text)
 
-    monkeypatch.setattr(schedlogs._Reading, "of", classmethod(counted))
+    monkeypatch.setattr(line_reading._Reading, "of", classmethod(counted))
     report = schedlogs.scan(io.BytesIO(V7.encode()), block_size=64 << 10)
     assert len(read) > report.kept * 0.9
     read.clear()
-    monkeypatch.setattr(schedlogs, "_mostly_new", lambda new_lines, lines: False)
+    monkeypatch.setattr(scanning, "_mostly_new", lambda new_lines, lines: False)
     schedlogs.scan(io.BytesIO(V7.encode()), block_size=64 << 10)
     assert len(read) < report.kept * 0.8

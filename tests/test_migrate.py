@@ -357,7 +357,7 @@ def test_every_rewrite_is_on_claims_and_valid_under_the_strict_schema(stack: str
             assert rewrite is None  # on claims already
             continue
         assert rewrite is not None and rewrite.schema_error is None
-        k8s_schema.validate(rewrite.manifest, plan.version, strict=True)
+        k8s_schema.validate(rewrite.manifest, plan.target.kubernetes_version, strict=True)
         spec = migrate.pod_spec(rewrite.manifest)
         [template] = verdict.templates
         assert spec["resourceClaims"] == [{"name": "gpu", "resourceClaimTemplateName": template.name}]
@@ -659,16 +659,19 @@ def test_the_gpu_dra_command_has_the_verb() -> None:
 def test_a_claim_no_node_can_hold_is_judged_as_the_explain_engine_judges_it() -> None:
     """A request for more devices than match on any one node is said without running the allocator's search (seconds
     for 16 of 8 GPUs): the verdict and the words are the engine's own."""
-    from gpu_dra.core.analysis.explain import Explainer, features_for
+    from gpu_dra.core.analysis.explain import Explainer
+    from gpu_dra.core.analysis.features import features_for
     from gpu_dra.core.analysis.inventory import synthesize
     from gpu_dra.core.analysis.pods import explain_pods, pods_from_objects
     from gpu_dra.core.dra.claims import claims_from_objects, classes_from_objects
+    from gpu_dra.core.facts.target import Target
 
     stack = load_stack(ROOT, "prod")
     verdict = verdicts(example_plan("prod"))["pretrain-16"]
     assert verdict.rewrite is not None
     [choice] = verdict.templates
-    explainer = Explainer(classes_from_objects(manifests.stack_device_classes(stack)), features=features_for("1.35"))
+    explainer = Explainer(classes_from_objects(manifests.stack_device_classes(stack)),
+                          features=features_for(Target("1.35")))
     [report] = explain_pods(pods_from_objects([verdict.rewrite.manifest]), claims_from_objects([choice.rendered]),
                             synthesize(stack.config), explainer)
     assert not report.allocatable and not verdict.rewrite.allocatable

@@ -8,19 +8,21 @@ from typing import Any
 import pytest
 import yaml
 
-from gpu_dra.core.dra.objects import (
+from gpu_dra.core.dra.claims import (
     AllocatedDevice,
-    CapacityRange,
-    CapacityRequestPolicy,
-    Constraint,
-    CounterConsumption,
-    DeviceChoice,
-    DeviceTaint,
+    DeviceConstraint,
     DeviceToleration,
-    NodeSelection,
-    ObjectError,
+    RequestChoice,
     parse_claim,
     parse_device_class,
+)
+from gpu_dra.core.dra.objects import ObjectError
+from gpu_dra.core.dra.slices import (
+    CapacityRange,
+    CapacityRequestPolicy,
+    CounterConsumption,
+    DeviceTaint,
+    NodeSelection,
     parse_slice,
 )
 from gpu_dra.core.yamlsource import parse_documents
@@ -152,10 +154,10 @@ def test_a_claim_template_in_the_v1_shape() -> None:
     claim = parse_claim(V1_TEMPLATE)
     assert claim is not None and claim.name == "ml/pair" and claim.problem is None
     gpu, any_of = claim.requests
-    assert gpu.choices == (DeviceChoice("", "gpu.nvidia.com", ("device.driver != ''",), "ExactCount", 2),)
+    assert gpu.choices == (RequestChoice("", "gpu.nvidia.com", ("device.driver != ''",), "ExactCount", 2),)
     assert [(c.subrequest, c.device_class, c.allocation_mode) for c in any_of.choices] == [
         ("big", "gpu-h100", "ExactCount"), ("small", "gpu-l4", "All")]
-    assert claim.constraints == (Constraint(("gpu",), "resource.kubernetes.io/pcieRoot"),)
+    assert claim.constraints == (DeviceConstraint(("gpu",), "resource.kubernetes.io/pcieRoot"),)
 
 
 def test_v1beta1_claims_read_as_v1_and_misplaced_v1_fields_are_the_claims_problem() -> None:

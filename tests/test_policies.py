@@ -26,9 +26,9 @@ from gpu_dra.cli.offline import ProgramRun, Registration, run_program
 from gpu_dra.core import policy
 from gpu_dra.core.analysis.explain import Explainer
 from gpu_dra.core.checks.manifest_lint import lint_object, objects_in
-from gpu_dra.core.checks.target import Target
 from gpu_dra.core.config.loader import build_stack, load_stack, stack_values
 from gpu_dra.core.data import UNKNOWN
+from gpu_dra.core.facts.target import Target
 from gpu_dra.core.findings import ERROR, NOT_JUDGED, Finding
 from gpu_dra.core.policy import selectors as selector_rules
 from gpu_dra.core.policy.engine import Registered

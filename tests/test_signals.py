@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gpu_dra.core.analysis import schedlogs
+from gpu_dra.core.analysis.schedlogs import parallel as schedlogs
 
 from .conftest import ROOT
 
@@ -274,7 +274,7 @@ def test_a_signal_while_the_files_are_written_ends_the_run_once_all_are_in_place
 import os, signal, sys
 from pathlib import Path
 from gpu_dra.cli import manifest_files, output_folder
-from gpu_dra.cli.common import end_on_interrupt
+from gpu_dra.cli.process import end_on_interrupt
 
 end_on_interrupt()
 stage = output_folder._Folders.stage

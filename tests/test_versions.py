@@ -7,14 +7,15 @@ import datetime
 
 import pytest
 
-from gpu_dra.core.checks.target import Target
-from gpu_dra.core.config import nvidia_driver
 from gpu_dra.core.config.loader import load_stack
-from gpu_dra.core.config.models import SUPPORTED_KUBERNETES_VERSIONS, ChartName, DraDriver, SupportType
-from gpu_dra.core.facts import eks, gates, nvidia
+from gpu_dra.core.config.models import SUPPORTED_KUBERNETES_VERSIONS, Cluster, DraDriver, SupportType
+from gpu_dra.core.facts import eks, gates, nvidia, nvidia_driver
 from gpu_dra.core.facts.eks import SUPPORT_CALENDAR, SupportWindow
+from gpu_dra.core.facts.nvidia_driver import ChartName
+from gpu_dra.core.facts.pulumi_types import EKS_CLUSTER
+from gpu_dra.core.facts.target import Platform, Target
 from gpu_dra.core.policy import eks as eks_rules
-from gpu_dra.core.policy.resources import EKS_CLUSTER_TYPE, Context, Resource
+from gpu_dra.core.policy.resources import Context, Resource
 from gpu_dra.core.render import charts
 
 from .conftest import ROOT, STACKS
@@ -23,7 +24,7 @@ DAY = datetime.timedelta(days=1)
 
 
 def _supported_messages(version: str, today: datetime.date) -> list[str]:
-    cluster = Resource(EKS_CLUSTER_TYPE, "gpu-lab", "urn:pulumi:lab::gpu-dra::aws:eks/cluster:Cluster::gpu-lab",
+    cluster = Resource(EKS_CLUSTER, "gpu-lab", "urn:pulumi:lab::gpu-dra::aws:eks/cluster:Cluster::gpu-lab",
                        {"version": version})
     return [f.message for f in eks_rules.kubernetes_version_supported(cluster, Context(today=today))]
 
@@ -96,12 +97,40 @@ def test_dev_runs_1_35_with_its_gates() -> None:
     assert dev.cluster.upgrade_policy is SupportType.STANDARD
     assert charts.drops_extended_resource_name(dev)
 
-    def on(gate: str) -> bool:
-        return gates.enabled(gate, dev.cluster.kubernetes_version, dev.cluster.platform.value)
+    on = dev.target.enabled
     assert not any(on(g) for g in ("DRAExtendedResource", "DRAConsumableCapacity", "DRAPartitionableDevices",
                                    "DRADeviceTaints", "DRADeviceTaintRules", "DRADeviceBindingConditions"))
     assert all(on(g) for g in ("DynamicResourceAllocation", "DRAAdminAccess", "DRAPrioritizedList"))
     assert _supported_messages(dev.cluster.kubernetes_version, datetime.date(2026, 12, 1)) == []
+
+
+# --------------------------------------------------------------------------------------------- the target cluster
+
+
+def test_a_stack_is_judged_as_one_target() -> None:
+    """Render, migrate, explain --stack, doctor and the pack read a stack's cluster through `StackConfig.target`: its
+    version, platform, declared gates and pinned driver release, the config's text read into the facts' enums."""
+    prod = load_stack(ROOT, "prod").config
+    assert prod.target == Target(prod.cluster.kubernetes_version, Platform.eks, {},
+                                 nvidia.release_level_of(prod.dra_driver.version))
+    assert prod.target.label == f"Kubernetes {prod.cluster.kubernetes_version} (eks)"
+    lab = Cluster.model_validate({"name": "lab", "platform": "existing", "kubeconfig": {"path": "~/.kube/config"},
+                                  "featureGates": {"DRAExtendedResource": True}})
+    assert lab.platform is Platform.existing and Target(platform=lab.platform).label == "Kubernetes 1.35 (existing)"
+    driver = DraDriver.model_validate({"chart": "nvidia-dra-driver-gpu", "version": "25.12.0"})
+    assert driver.chart is ChartName.nvidia_dra_driver_gpu
+    assert load_stack(ROOT, "dev").config.model_copy(update={"cluster": lab}).target.enabled("DRAExtendedResource")
+
+
+def test_declared_gates_count_on_an_existing_cluster_only() -> None:
+    """EKS runs the upstream defaults whatever is declared; an existing cluster's declared gates win, but no gate
+    its version lacks."""
+    declared = {"DRAExtendedResource": True, "DRAAdminAccess": False, "DRADeviceTaintRules": True}
+    existing, on_eks = Target("1.35", Platform.existing, declared), Target("1.35", Platform.eks, declared)
+    assert existing.enabled("DRAExtendedResource") and not existing.enabled("DRAAdminAccess")
+    assert not on_eks.enabled("DRAExtendedResource") and on_eks.enabled("DRAAdminAccess")
+    assert not Target("1.34", Platform.existing, declared).enabled("DRADeviceTaintRules")  # absent in 1.34
+    assert [Target(v).taint_rule_gate for v in gates.VERSIONS] == ["DRADeviceTaints"] * 2 + ["DRADeviceTaintRules"] * 3
 
 
 @pytest.mark.parametrize("stack", STACKS)

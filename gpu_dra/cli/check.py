@@ -27,9 +27,10 @@ from pulumi_policy import policy as policy_module
 from pulumi_policy.policy import _PolicyAnalyzerServicer
 
 from gpu_dra import __version__
-from gpu_dra.cli.commands.migrate import input_files
-from gpu_dra.cli.common import SARIF_SCHEMA, UsageError, read_inputs
+from gpu_dra.cli.inputs import input_files, read_inputs
 from gpu_dra.cli.offline import ProgramRun, run_program
+from gpu_dra.cli.process import UsageError
+from gpu_dra.cli.text import SARIF_SCHEMA
 from gpu_dra.core import policy
 from gpu_dra.core.config.loader import (
     LoadedStack,
@@ -39,8 +40,10 @@ from gpu_dra.core.config.loader import (
     stack_values,
     team_file,
 )
-from gpu_dra.core.config.models import Platform, Stack, Team
-from gpu_dra.core.dra.objects import parse_device_class
+from gpu_dra.core.config.models import Stack, Team
+from gpu_dra.core.dra.claims import parse_device_class
+from gpu_dra.core.facts.pulumi_types import CHART
+from gpu_dra.core.facts.target import Platform
 from gpu_dra.core.findings import CONFIG, NOT_JUDGED, ConfigError, Finding
 from gpu_dra.core.policy.engine import EngineResource, Registered, engine_view
 from gpu_dra.core.policy.legacy_workloads import NamedManifest, WorkloadsEntry, needing_device_plugin
@@ -265,7 +268,7 @@ def engine_resources(run: ProgramRun, first_preview: bool = False) -> list[Engin
     view = engine_view([Registered(r.type, r.name, r.urn, r.parent, r.protect, r.inputs, r.outputs)
                         for r in run.resources], first_preview)
     return transformed(view, any(r.transforms for r in run.resources
-                                 if r.type == policy.resources.CHART_TYPE and r.name == names.DRA_DRIVER_CHART))
+                                 if r.type == CHART and r.name == names.DRA_DRIVER_CHART))
 
 
 def transformed(view: list[EngineResource], chart_transform: bool) -> list[EngineResource]:
@@ -273,7 +276,7 @@ def transformed(view: list[EngineResource], chart_transform: bool) -> list[Engin
     drop_extended_resource_name): the engine runs it on each child before registering it."""
     if not chart_transform:
         return view
-    chart = next(r.urn for r in view if r.type == policy.resources.CHART_TYPE and r.name == names.DRA_DRIVER_CHART)
+    chart = next(r.urn for r in view if r.type == CHART and r.name == names.DRA_DRIVER_CHART)
     out = []
     for resource in view:
         if resource.parent == chart:
@@ -392,7 +395,7 @@ class _Locator:
             return self._stack_line("deviceClasses", classes.index(declared.name))
         if declared is not None and declared.kind == "node-group":
             return self._stack_line("nodeGroups", groups.index(declared.name))
-        if type_ == policy.resources.CHART_TYPE or policy.resources.rendered_by_chart(urn):
+        if type_ == CHART or policy.resources.rendered_by_chart(urn):
             return self._driver_line(finding.path)  # the chart, or an object it renders
         return self._stack_line("cluster")
 

@@ -8,14 +8,22 @@ replaces and prunes only those.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from gpu_dra.cli.output_folder import MANIFESTS, FolderError, write_folder
 
+if TYPE_CHECKING:  # the type only: lint writes YAML and loads no Pulumi
+    from gpu_dra.cli.offline import ProgramRun
 
-def kubernetes_objects(run: Any) -> list[dict[str, Any]]:
+OUT_HELP = ("one YAML file per object under <namespace>/ or _cluster/. gpu-dra lists what it wrote in "
+            f"<folder>/{MANIFESTS.name} and on the next run replaces and prunes only those files; it never deletes or "
+            "overwrites a file of yours nor writes through a link, and stops before writing anything if one is in "
+            "the way")
+
+
+def kubernetes_objects(run: ProgramRun) -> list[dict[str, Any]]:
     return [_integral(r.inputs) for r in run.resources
             if r.type.startswith("kubernetes:") and r.custom and "kind" in r.inputs]
 

@@ -40,7 +40,8 @@ from pulumi.runtime.settings import get_project, get_root_resource, get_stack, s
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
 
-from gpu_dra.core.config.loader import SECRET_PLACEHOLDER
+from gpu_dra.core.config.loader import SECRET_PLACEHOLDER, build_stack, stack_values
+from gpu_dra.core.config.models import Stack
 from gpu_dra.core.data import plain
 from gpu_dra.core.yamlsource import collector_paused
 
@@ -249,7 +250,7 @@ def engine_config(values: dict[str, Any]) -> dict[str, str]:
     return {key: value if isinstance(value, str) else json.dumps(value) for key, value in values.items()}
 
 
-def run_program(root: Path, stack: str, config: dict[str, Any], validated: Any = None) -> ProgramRun:
+def run_program(root: Path, stack: str, config: dict[str, Any], validated: Stack | None = None) -> ProgramRun:
     """Run `<root>/__main__.py` for `stack` with `config` (`gpu-dra:key` -> value) under mocks. `validated`: the
     Stack the caller already loaded from that config, handed to the program so it is not validated twice."""
     pulumi.runtime.set_all_config(engine_config(config),
@@ -277,6 +278,12 @@ def run_program(root: Path, stack: str, config: dict[str, Any], validated: Any =
         outputs = _sync_await(_exported(getattr(root_stack, "outputs", None) or {}))
     resources = sorted(monitor.registrations, key=lambda r: r.urn)
     return ProgramRun(stack=stack, resources=resources, outputs=plain(outputs))
+
+
+def run_program_offline(root: Path, stack: str) -> ProgramRun:
+    """Validate the stack (exit 2 on mistakes, before anything runs), then run the program under mocks."""
+    values, located = stack_values(root, stack)
+    return run_program(root, stack, values, build_stack(root, stack, values, located))
 
 
 _frozen: list[bool] = []  # whether this process has run the program (and frozen what that run left)

@@ -22,7 +22,7 @@ writes the record (the commands say only which files a run produces).
 - A run is written whole: each new file is first written under a temporary name beside its place, created
   exclusively (O_CREAT|O_EXCL|O_NOFOLLOW); only when all are written are they renamed into place, the files of the
   last run pruned and the record replaced, with Ctrl-C and SIGTERM held until that is done
-  (`common.uninterrupted`). An error while the temporary files are written removes them: the folder stays as it was.
+  (`process.uninterrupted`). An error while the temporary files are written removes them: the folder stays as it was.
 """
 
 from __future__ import annotations
@@ -37,7 +37,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import NoReturn
 
-from gpu_dra.cli.common import cut, uninterrupted
+from gpu_dra.cli.process import uninterrupted
+from gpu_dra.cli.text import cut
 
 _FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
 
 from gpu_dra import __version__
-from gpu_dra.cli.common import EXIT_FINDINGS, EXIT_OK, UsageError, project_root, selected_stacks, stack_options
-from gpu_dra.core.findings import ConfigError
+from gpu_dra.cli import check
+from gpu_dra.cli.arguments import stack_options
+from gpu_dra.cli.process import EXIT_FINDINGS, EXIT_OK, UsageError
+from gpu_dra.cli.project import project_root, selected_stacks
+from gpu_dra.core.config.loader import build_loaded_stack, stack_values
+from gpu_dra.core.findings import NOT_JUDGED, ConfigError
+from gpu_dra.core.policy import MANDATORY
+from gpu_dra.policypack import violation_message
 
 EXAMPLES = """examples:
   gpu-dra check --all-stacks
@@ -19,21 +24,17 @@ EXAMPLES = """examples:
 """
 
 
-def register(verbs: Any) -> None:
-    check = verbs.add_parser("check", epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
-        help="run the policy pack offline on stacks (exit 1 on a mandatory violation, 2 on a config error; "
-             "the report of every stack comes first either way)")
-    stack_options(check)
-    check.add_argument("--format", choices=["text", "json", "sarif"], default="text")
-    check.add_argument("--pack-config", action="store_true",
-                       help="print the stack's config for `pulumi preview --policy-pack-config` instead")
-    check.add_argument("--jobs", type=jobs, default=1, metavar="N",
-                       help="check the stacks in N processes at once (default 1): sooner where cores are idle, at "
-                            "the cost of CPU time (each process loads the Pulumi SDKs); the report is the same")
-    check.add_argument("--first-preview", action="store_true",
-                       help="judge the stack as the engine sends it in the first preview of a new stack (ids, ARNs "
-                            "and the Kubernetes objects' state unknown): what is judged, and what is not yet")
-    check.set_defaults(func=run)
+def register(parser: argparse.ArgumentParser) -> None:
+    stack_options(parser)
+    parser.add_argument("--format", choices=["text", "json", "sarif"], default="text")
+    parser.add_argument("--pack-config", action="store_true",
+                        help="print the stack's config for `pulumi preview --policy-pack-config` instead")
+    parser.add_argument("--jobs", type=jobs, default=1, metavar="N",
+                        help="check the stacks in N processes at once (default 1): sooner where cores are idle, at "
+                             "the cost of CPU time (each process loads the Pulumi SDKs); the report is the same")
+    parser.add_argument("--first-preview", action="store_true",
+                        help="judge the stack as the engine sends it in the first preview of a new stack (ids, ARNs "
+                             "and the Kubernetes objects' state unknown): what is judged, and what is not yet")
 
 
 def jobs(text: str) -> int:
@@ -48,12 +49,6 @@ def jobs(text: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gpu_dra.cli import check
-    from gpu_dra.core.config.loader import build_loaded_stack, stack_values
-    from gpu_dra.core.findings import NOT_JUDGED
-    from gpu_dra.core.policy import MANDATORY
-    from gpu_dra.policypack import violation_message
-
     root = project_root(args)
     stacks = selected_stacks(args, root)
     if args.pack_config:

@@ -4,20 +4,25 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from typing import Any
 
-from gpu_dra.cli.common import (
-    EXIT_FINDINGS,
-    EXIT_OK,
-    SARIF_SCHEMA,
-    UsageError,
-    check_kubernetes_version,
-    cluster_options,
-    cut,
-    project_root,
-    read_inputs,
-    read_live_cluster,
-)
+from gpu_dra import __version__
+from gpu_dra.cli.arguments import check_kubernetes_version, cluster_options
+from gpu_dra.cli.cluster import CLAIMS, CLASSES, NODES, QUOTAS, SLICES, TEMPLATES, ClusterState
+from gpu_dra.cli.inputs import read_inputs
+from gpu_dra.cli.process import EXIT_FINDINGS, EXIT_OK, UsageError
+from gpu_dra.cli.project import chosen_stack
+from gpu_dra.cli.sources import read_live_cluster
+from gpu_dra.cli.text import SARIF_SCHEMA, cut
+from gpu_dra.core.analysis import doctor
+from gpu_dra.core.analysis.doctor import RULES, Diagnosis
+from gpu_dra.core.analysis.inventory import InventoryError, objects_in_document
+from gpu_dra.core.config.models import Stack
+from gpu_dra.core.facts.gates import DEFAULT_KUBERNETES_VERSION, VERSIONS, nearest_version
+from gpu_dra.core.facts.target import Platform, Target
+from gpu_dra.core.findings import Finding
+from gpu_dra.core.render import manifests
 
 EXAMPLES = """examples:
   gpu-dra doctor --cluster
@@ -32,37 +37,29 @@ exit 1 on an error-level finding, 2 on bad input (an unreadable cluster or file)
 FORMATS = ("text", "json", "sarif")
 
 
-def register(verbs: Any) -> None:
-    doctor = verbs.add_parser("doctor", epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
-        help="is DRA healthy on the cluster: GPU nodes without slices, double allocation, stale or outdated "
-             "slices, tainted devices, dropped fields, drift from the stack (read-only)")
-    doctor.add_argument("paths", nargs="*", metavar="FILE",
+def register(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="*", metavar="FILE",
                         help="a captured state instead of (or beside) --cluster: Nodes, ResourceSlices, "
                              "DeviceClasses, ResourceClaims, ResourceClaimTemplates, ResourceQuotas, "
                              "DeviceTaintRules (YAML or JSON, `kubectl get -o yaml` lists too), or -")
-    doctor.add_argument("--stack", help="compare the cluster with what this stack renders (drift), and take its "
+    parser.add_argument("--stack", help="compare the cluster with what this stack renders (drift), and take its "
                                         "version, platform and feature gates where the cluster does not say")
-    doctor.add_argument("--kubernetes-version",
+    parser.add_argument("--kubernetes-version",
                         help="judge as this Kubernetes minor version (default: the API server's with --cluster, "
                              "else the stack's, else 1.35)")
-    doctor.add_argument("--platform", choices=["eks", "existing"],
+    parser.add_argument("--platform", choices=[p.value for p in Platform],
                         help="eks: the version's upstream gate defaults; existing: declared and observed gates over "
                              "them (default: from the API server's version with --cluster, else the stack's)")
-    cluster_options(doctor)
-    doctor.add_argument("--format", choices=FORMATS, default="text")
-    doctor.set_defaults(func=run)
+    cluster_options(parser)
+    parser.add_argument("--format", choices=FORMATS, default="text")
 
 
 def run(args: argparse.Namespace) -> int:
-    from gpu_dra.cli.cluster import CLAIMS, CLASSES, NODES, QUOTAS, SLICES, TEMPLATES
-    from gpu_dra.core.analysis import doctor
-    from gpu_dra.core.analysis.inventory import InventoryError, objects_in_document
-
     if not args.cluster and not args.paths:
         raise UsageError("doctor needs --cluster or FILEs of a captured state (kubectl get nodes,resourceslices,"
                          "deviceclasses -o yaml > state.yaml); `gpu-dra doctor --help` shows examples")
     check_kubernetes_version(args.kubernetes_version)
-    sources: list[tuple[str, list[Any]]] = []
+    sources: list[tuple[str, list[dict[str, Any]]]] = []
     complete: set[str] = set()
     for name, documents in read_inputs(args.paths, lines=False, args=args):
         objects = [obj for document in documents for obj in objects_in_document(document.data)]
@@ -72,9 +69,9 @@ def run(args: argparse.Namespace) -> int:
         complete |= {str(obj.get("kind")) for document in documents if isinstance(document.data, dict)
                      and str(document.data.get("kind", "")).endswith("List")
                      for obj in objects_in_document(document.data)}
-    state, notes = None, []
+    state: ClusterState | None = None
+    notes: list[str] = []
     if args.cluster:
-
         reads = (SLICES, CLASSES, CLAIMS, NODES, TEMPLATES, QUOTAS)
         state = read_live_cluster(args, reads)
         sources.append(("cluster", state.objects))
@@ -104,31 +101,23 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_FINDINGS if diagnosis.errors else EXIT_OK
 
 
-def _stack(args: argparse.Namespace) -> Any:
-    if not args.stack:
-        return None
-    from gpu_dra.core.config.loader import load_stack
-
-    return load_stack(project_root(args), args.stack)
+def _stack(args: argparse.Namespace) -> Stack | None:
+    return chosen_stack(args) if args.stack else None
 
 
-def _rendered(stack: Any) -> list[dict[str, Any]]:
+def _rendered(stack: Stack) -> list[dict[str, Any]]:
     """What the stack applies of the kinds doctor compares: its DeviceClasses, claim templates and quotas."""
-    from gpu_dra.core.render import manifests
-
     objects = manifests.stack_device_classes(stack)
     objects += [manifests.claim_template(team, t) for team in stack.teams for t in team.claim_templates]
     objects += [quota for team in stack.teams if (quota := manifests.resource_quota(team)) is not None]
     return objects
 
 
-def _target(args: argparse.Namespace, state: Any, stack: Any, notes: list[str]) -> tuple[Any, str]:
+def _target(args: argparse.Namespace, state: ClusterState | None, stack: Stack | None,
+            notes: list[str]) -> tuple[Target, str]:
     """The version and platform judged, and how they were chosen: the flags, else the API server's (EKS builds say
     -eks-), else the stack's, else the default. The stack's declared gates apply on an existing cluster."""
-    from gpu_dra.core.analysis.doctor import Target
-    from gpu_dra.core.facts.gates import DEFAULT_KUBERNETES_VERSION, VERSIONS, nearest_version
-
-    version, platform, declared, origin = args.kubernetes_version, args.platform, None, "--kubernetes-version"
+    version, platform, declared, origin = args.kubernetes_version, args.platform, {}, "--kubernetes-version"
     if state is not None and state.version:
         minor = state.minor
         if version is None and minor in VERSIONS:
@@ -138,7 +127,7 @@ def _target(args: argparse.Namespace, state: Any, stack: Any, notes: list[str]) 
             version, origin = nearest, f"the API server's {state.version}"
             notes.append(f"the API server is {cut(state.version, 40)}, whose gates gpu-dra does not know: judged as "
                          f"Kubernetes {nearest}")
-        platform = platform or ("eks" if state.on_eks else "existing")
+        platform = platform or (Platform.eks if state.on_eks else Platform.existing)
     elif state is not None:
         notes.append("the API server's version could not be read (GET /version): judged with the stack's or the "
                      "default version")
@@ -146,27 +135,25 @@ def _target(args: argparse.Namespace, state: Any, stack: Any, notes: list[str]) 
         cluster = stack.config.cluster
         if version is None:
             version, origin = cluster.kubernetes_version, f"stack {args.stack}"
-        platform = platform or cluster.platform.value
-        declared = dict(cluster.feature_gates) or None
+        platform = platform or cluster.platform
+        declared = dict(cluster.feature_gates)
     if version is None:
         version, origin = DEFAULT_KUBERNETES_VERSION, "the default"
-    target = Target(version, platform or "eks", declared)
+    target = Target(version, Platform(platform or Platform.eks), declared)
     return target, f"judged as {target.label}, from {origin}"
 
 
-def _entry(finding: Any) -> dict[str, Any]:
+def _entry(finding: Finding) -> dict[str, Any]:
     return {"rule": finding.rule, "severity": finding.severity, "object": finding.object,
             "message": finding.message, "fix": finding.fix}
 
 
 def _notes_to_stderr(notes: list[str]) -> None:
-    import sys
-
     for note in notes:
         print(f"note: {note}", file=sys.stderr)
 
 
-def _print_text(diagnosis: Any, judged: str) -> None:
+def _print_text(diagnosis: Diagnosis, judged: str) -> None:
     for finding in diagnosis.findings:
         first, *rest = finding.message.splitlines() or [""]
         print(f"{finding.severity} {finding.rule} {finding.object}: {first}")
@@ -182,12 +169,9 @@ def _print_text(diagnosis: Any, judged: str) -> None:
     print(f"{errors} error(s), {warnings} warning(s){verdict} ({judged})")
 
 
-def as_sarif(findings: list[Any]) -> dict[str, Any]:
+def as_sarif(findings: list[Finding]) -> dict[str, Any]:
     """One result per finding, as `gpu-dra check` writes them, located at the cluster object it names (a logical
     location: cluster objects have no file)."""
-    from gpu_dra import __version__
-    from gpu_dra.core.analysis.doctor import RULES
-
     rules = [{"id": rule, "shortDescription": {"text": text}, "defaultConfiguration": {"level": severity}}
              for rule, (severity, text) in RULES.items()]
     results = []

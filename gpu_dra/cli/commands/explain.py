@@ -5,19 +5,34 @@ from __future__ import annotations
 import argparse
 import json
 import re
+from dataclasses import replace
 from typing import Any
 
-from gpu_dra.cli.common import (
-    EXIT_FINDINGS,
-    EXIT_OK,
-    UsageError,
-    check_kubernetes_version,
-    cluster_options,
-    cut,
-    gather,
-    project_root,
-    read_live_cluster,
+from gpu_dra.cli.arguments import check_kubernetes_version, cluster_options
+from gpu_dra.cli.cluster import DEVICE_READS, PENDING_READS, ClusterState
+from gpu_dra.cli.process import EXIT_FINDINGS, EXIT_OK, UsageError
+from gpu_dra.cli.sources import gather, read_live_cluster
+from gpu_dra.cli.text import cut
+from gpu_dra.core.analysis.allocator import ClaimAllocation
+from gpu_dra.core.analysis.explain import BINDING_NOT_SIMULATED, ClaimReport, Explainer, TaintRuleError, binding_waits
+from gpu_dra.core.analysis.explain import EXAMPLES as DEVICE_EXAMPLES
+from gpu_dra.core.analysis.explain.taints import TaintedInventory
+from gpu_dra.core.analysis.features import features_for
+from gpu_dra.core.analysis.pending import (
+    SchedulerVerdict,
+    hints,
+    holders,
+    named_holders,
+    pending_pods,
+    scheduler_verdicts,
+    untainted,
 )
+from gpu_dra.core.analysis.pods import PodClaim, PodReport, PodSpec, explain_pods, nodes_from_objects, pods_from_objects
+from gpu_dra.core.dra.claims import ResourceClaim, claims_from_objects, classes_from_objects, in_use_from_claims
+from gpu_dra.core.dra.objects import ObjectError
+from gpu_dra.core.facts.gates import nearest_version
+from gpu_dra.core.facts.target import Platform, Target
+from gpu_dra.core.yamlsource import collector_paused
 
 EXAMPLES = """examples:
   gpu-dra explain --cluster                      # every Pending pod with claims, and why
@@ -32,85 +47,59 @@ EXAMPLES = """examples:
 """
 
 
-def register(verbs: Any) -> None:
-    explain = verbs.add_parser("explain", epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
-        help="which devices and nodes satisfy each claim and pod, and why not")
-    explain.add_argument("paths", nargs="*", metavar="FILE",
-                         help="ResourceSlices, DeviceTaintRules, DeviceClasses, ResourceClaims, "
-                              "ResourceClaimTemplates, Nodes, and Pods, Deployments, StatefulSets, DaemonSets, "
-                              "ReplicaSets, Jobs or CronJobs naming resource claims (YAML or JSON), or -")
-    explain.add_argument("--stack", help="add the stack's classes and templates (and its fleet, without slices)")
-    explain.add_argument("--claim", help="only this claim or template (name or namespace/name)")
-    explain.add_argument("--pod", metavar="NAMESPACE/NAME",
-                         help="only this pod or workload (and no claims, unless --claim names one)")
-    explain.add_argument("--kubernetes-version",
-                         help="the scheduler's Kubernetes minor version, whose feature gates decide the verdict "
-                              "(default: the cluster's with --cluster, else the stack's with --stack, else 1.35)")
-    explain.add_argument("--platform", choices=["eks", "existing"],
-                         help="eks: the version's upstream gate defaults; existing: the stack's declared "
-                              "feature gates apply over them (default: the API server's build with --cluster, EKS "
-                              "where it says -eks-; else the stack's with --stack; else eks)")
-    cluster_options(explain)
-    explain.add_argument("-n", "--namespace",
-                         help="with --cluster and no FILE: only the Pending pods of this namespace (default: all)")
-    explain.add_argument("--verbose", action="store_true", help="list more devices per reason")
-    explain.add_argument("--all-devices", action="store_true",
-                         help="JSON: list every matching and rejected device (default: each count and the first 5)")
-    explain.add_argument("--format", choices=["text", "json"], default="text")
-    explain.set_defaults(func=run)
+def register(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="*", metavar="FILE",
+                        help="ResourceSlices, DeviceTaintRules, DeviceClasses, ResourceClaims, "
+                             "ResourceClaimTemplates, Nodes, and Pods, Deployments, StatefulSets, DaemonSets, "
+                             "ReplicaSets, Jobs or CronJobs naming resource claims (YAML or JSON), or -")
+    parser.add_argument("--stack", help="add the stack's classes and templates (and its fleet, without slices)")
+    parser.add_argument("--claim", help="only this claim or template (name or namespace/name)")
+    parser.add_argument("--pod", metavar="NAMESPACE/NAME",
+                        help="only this pod or workload (and no claims, unless --claim names one)")
+    parser.add_argument("--kubernetes-version",
+                        help="the scheduler's Kubernetes minor version, whose feature gates decide the verdict "
+                             "(default: the cluster's with --cluster, else the stack's with --stack, else 1.35)")
+    parser.add_argument("--platform", choices=[p.value for p in Platform],
+                        help="eks: the version's upstream gate defaults; existing: the stack's declared "
+                             "feature gates apply over them (default: the API server's build with --cluster, EKS "
+                             "where it says -eks-; else the stack's with --stack; else eks)")
+    cluster_options(parser)
+    parser.add_argument("-n", "--namespace",
+                        help="with --cluster and no FILE: only the Pending pods of this namespace (default: all)")
+    parser.add_argument("--verbose", action="store_true", help="list more devices per reason")
+    parser.add_argument("--all-devices", action="store_true",
+                        help="JSON: list every matching and rejected device (default: each count and the first 5)")
+    parser.add_argument("--format", choices=["text", "json"], default="text")
 
 
-def _target(args: argparse.Namespace, cluster: Any = None) -> tuple[str, str, dict[str, bool] | None]:
+def _target(args: argparse.Namespace, cluster: ClusterState | None = None) -> Target:
     """The scheduler's Kubernetes version, platform and declared gates: the flags', else the live cluster's (its
     /version: what its scheduler runs; EKS where the build says so), else the stack's, else the default on EKS."""
-    from gpu_dra.core.facts.gates import DEFAULT_KUBERNETES_VERSION, nearest_version
-
-    version, platform, declared = DEFAULT_KUBERNETES_VERSION, "eks", None
+    target = Target()
     if args.stack:
-        from gpu_dra.core.config.loader import load_stack
+        from gpu_dra.cli.project import chosen_stack  # the stack models (pydantic) only when a stack is read
 
-        stack_cluster = load_stack(project_root(args), args.stack).config.cluster
-        version, platform = stack_cluster.kubernetes_version, stack_cluster.platform.value
-        declared = dict(stack_cluster.feature_gates)
+        target = chosen_stack(args).config.target
     if cluster is not None and cluster.minor is not None:
-        version, platform = nearest_version(cluster.minor), "eks" if cluster.on_eks else "existing"
+        version = nearest_version(cluster.minor)
+        target = replace(target, kubernetes_version=version,
+                         platform=Platform.eks if cluster.on_eks else Platform.existing)
         if version != cluster.minor and not args.kubernetes_version:
             cluster.notes.append(f"the API server is {cluster.version}, whose gates gpu-dra does not know: judged as "
                                  f"Kubernetes {version}")
-    return args.kubernetes_version or version, args.platform or platform, declared
+    return replace(target, kubernetes_version=args.kubernetes_version or target.kubernetes_version,
+                   platform=Platform(args.platform or target.platform))
 
 
 def run(args: argparse.Namespace) -> int:
-    from gpu_dra.core.analysis.explain import (
-        EXAMPLES,
-        Explainer,
-        TaintRuleError,
-        features_for,
-        taint_rule_gate,
-    )
-    from gpu_dra.core.analysis.pending import (
-        hints,
-        holders,
-        named_holders,
-        pending_pods,
-        scheduler_verdicts,
-        untainted,
-    )
-    from gpu_dra.core.analysis.pods import explain_pods, nodes_from_objects, pods_from_objects
-    from gpu_dra.core.dra.claims import claims_from_objects, classes_from_objects, in_use_from_claims
-    from gpu_dra.core.dra.objects import ObjectError
-    from gpu_dra.core.yamlsource import collector_paused
-
     check_kubernetes_version(args.kubernetes_version)
     pending = args.cluster and not args.paths and not args.claim
     if args.namespace and not pending:
         raise UsageError("--namespace: only with --cluster and no FILE or --claim (it picks the Pending pods read)")
-    cluster = None
+    cluster: ClusterState | None = None
     if args.cluster:  # read here, so that the cluster's version is the scheduler's with FILEs too
-        from gpu_dra.cli.cluster import DEVICE_READS, PENDING_READS
-
         cluster = read_live_cluster(args, PENDING_READS if pending else DEVICE_READS)
-    version, platform, declared = _target(args, cluster)  # its notes before gather takes them
+    target = _target(args, cluster)  # its notes before gather takes them
     # The inputs and their typed objects live to the end of the run and hold no cycles: no collection traverses
     # what a fleet's (a million objects at 10,000 nodes) are made of.
     with collector_paused(keep=True):
@@ -122,13 +111,13 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"{error} (in {cut(origin)})") from None
     claims, pods = _chosen(args, everything, every_pod, pending)
     nodes = nodes_from_objects(objects)
-    explainer = Explainer(classes_from_objects(objects), features=features_for(version, platform, declared))
+    explainer = Explainer(classes_from_objects(objects), features=features_for(target))
     try:
         tainted = explainer.with_taint_rules(devices)
     except TaintRuleError as error:
         raise UsageError(str(error)) from None
     devices = tainted.inventory
-    gate = taint_rule_gate(version)
+    gate = target.taint_rule_gate
     in_use = in_use_from_claims(everything)
     if pending:
         in_use = named_holders(in_use, holders(objects))
@@ -139,11 +128,11 @@ def run(args: argparse.Namespace) -> int:
     advice = {pod.name: hints(pod, report, everything, devices, explainer, in_use, nodes, free)
               for pod, report in zip(pods, pod_reports, strict=True)} if pending else {}
     if args.format == "json":
-        examples = None if args.all_devices else EXAMPLES
+        examples = None if args.all_devices else DEVICE_EXAMPLES
         with collector_paused():  # JSON data makes no cycles: no collection traverses the fleet's node lists
             output = _json_sharing_node_lists({
                 "source": origin, "taint_rules": {"gate": gate, **tainted.as_dict()},
-                "kubernetes": {"version": version, "platform": platform,
+                "kubernetes": {"version": target.kubernetes_version, "platform": target.platform,
                                "server": cluster.version if cluster else None},
                 "claims": [r.as_dict(examples) for r in reports],
                 "pods": [_pod_dict(p, examples, said, advice, pending) for p in pod_reports],
@@ -153,17 +142,18 @@ def run(args: argparse.Namespace) -> int:
         print(f"Devices from {origin}: {len(devices.nodes())} node(s), {len(devices.devices)} device(s)")
         if cluster is not None:
             server = f", API server {cluster.version}" if cluster.version else ""
-            print(f"Judged as the kube-scheduler of Kubernetes {version} ({platform}){server}")
+            print(f"Judged as the kube-scheduler of {target.label}{server}")
             for note in devices.notes:
                 print(f"note: {note}")
         print()
-        _print_taint_rules(tainted, f"{gate} is off in Kubernetes {version} ({platform})")
+        _print_taint_rules(tainted, f"{gate} is off in {target.label}")
         _print_text(args, reports, pod_reports, said, advice, pending)
     fine = all(r.allocatable for r in reports) and all(p.allocatable for p in pod_reports)
     return EXIT_OK if fine else EXIT_FINDINGS
 
 
-def _chosen(args: argparse.Namespace, claims: list[Any], pods: list[Any], pending: bool) -> tuple[list[Any], list[Any]]:
+def _chosen(args: argparse.Namespace, claims: list[ResourceClaim], pods: list[PodSpec],
+            pending: bool) -> tuple[list[ResourceClaim], list[PodSpec]]:
     """The claims and pods --claim and --pod name (by name or namespace/name), or all of them; with --cluster and no
     FILE or --claim, only the Pending pods."""
     if args.claim:
@@ -188,8 +178,8 @@ def _chosen(args: argparse.Namespace, claims: list[Any], pods: list[Any], pendin
     return claims, pods
 
 
-def _print_text(args: argparse.Namespace, reports: list[Any], pod_reports: list[Any], said: dict[str, Any],
-                advice: dict[str, Any], pending: bool) -> None:
+def _print_text(args: argparse.Namespace, reports: list[ClaimReport], pod_reports: list[PodReport],
+                said: dict[str, SchedulerVerdict], advice: dict[str, list[str]], pending: bool) -> None:
     for report in reports:
         _print_report(report, args.verbose)
     if pending and not pod_reports:
@@ -224,7 +214,7 @@ def _json_sharing_node_lists(document: dict[str, Any]) -> str:
     return _NODE_LIST_JSON.sub(lambda found: texts[int(found[1])], text)
 
 
-def _print_taint_rules(tainted: Any, why_not: str) -> None:
+def _print_taint_rules(tainted: TaintedInventory, why_not: str) -> None:
     """What each DeviceTaintRule does to the devices, or why the scheduler applies none."""
     for rule, devices in tainted.rules:
         if not tainted.applied:
@@ -239,10 +229,8 @@ def _print_taint_rules(tainted: Any, why_not: str) -> None:
         print()
 
 
-def _print_binding(allocations: Any, with_claim: bool) -> None:
+def _print_binding(allocations: list[ClaimAllocation | None], with_claim: bool) -> None:
     """The binding conditions binding waits for, which gpu-dra reports and does not simulate."""
-    from gpu_dra.core.analysis.explain import BINDING_NOT_SIMULATED, binding_waits
-
     waits = binding_waits(allocations)
     if not waits:
         return
@@ -255,7 +243,7 @@ def _print_binding(allocations: Any, with_claim: bool) -> None:
     print(f"  {BINDING_NOT_SIMULATED}")
 
 
-def _not_allocatable(report: Any) -> str:
+def _not_allocatable(report: ClaimReport | PodReport) -> str:
     """The heading of a claim or pod no node was found for: NOT DECIDED where a search was stopped before it could
     tell (the scheduler's filter timeout), else NOT allocatable."""
     if report.timed_out and report.reason.startswith("not decided: "):
@@ -263,7 +251,7 @@ def _not_allocatable(report: Any) -> str:
     return f"NOT allocatable: {report.reason}"
 
 
-def _print_report(report: Any, verbose: bool) -> None:
+def _print_report(report: ClaimReport, verbose: bool) -> None:
     if report.allocatable:
         nodes = ", ".join(report.nodes[:5]) + (f", ... ({len(report.nodes)} in all)" if len(report.nodes) > 5 else "")
         print(f"claim {report.claim}: allocatable on {len(report.nodes)} node(s): {nodes}")
@@ -284,7 +272,7 @@ def _print_report(report: Any, verbose: bool) -> None:
     print()
 
 
-def _pod_dict(report: Any, examples: int | None, said: dict[str, Any], advice: dict[str, list[str]],
+def _pod_dict(report: PodReport, examples: int | None, said: dict[str, SchedulerVerdict], advice: dict[str, list[str]],
               pending: bool) -> dict[str, Any]:
     """A pod's JSON: the report, and for a live cluster's Pending pod the scheduler's last word and the hints."""
     data: dict[str, Any] = report.as_dict(examples)
@@ -295,7 +283,8 @@ def _pod_dict(report: Any, examples: int | None, said: dict[str, Any], advice: d
     return data
 
 
-def _print_pod(report: Any, verdict: Any = None, advice: list[str] | None = None, pending: bool = False) -> None:
+def _print_pod(report: PodReport, verdict: SchedulerVerdict | None = None, advice: list[str] | None = None,
+               pending: bool = False) -> None:
     """The pod's verdict, then per claim its devices on the pod's node, or how it fares alone; for a Pending pod of
     a live cluster, the scheduler's own message first and what would make it schedulable last."""
     kind = "Pending" if pending else report.kind
@@ -321,7 +310,7 @@ def _print_pod(report: Any, verdict: Any = None, advice: list[str] | None = None
     print()
 
 
-def _claim_state(item: Any, pod_reason: str) -> str:
+def _claim_state(item: PodClaim, pod_reason: str) -> str:
     if item.allocation is not None:
         return ", ".join(f"{d.request} -> {d.driver}/{d.pool}/{d.device}" for d in item.allocation.devices)
     if item.allocated_already:

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
-from gpu_dra.cli.common import EXIT_OK, cluster_options, devices_json, gather
+from gpu_dra.cli.arguments import cluster_options
+from gpu_dra.cli.process import EXIT_OK
+from gpu_dra.cli.sources import gather
+from gpu_dra.cli.text import devices_json
+from gpu_dra.core.analysis.inventory import Device
 
 EXAMPLES = """examples:
   kubectl get resourceslices -o json > slices.json && gpu-dra inventory slices.json
@@ -14,19 +17,16 @@ EXAMPLES = """examples:
 """
 
 
-def register(verbs: Any) -> None:
-    inventory = verbs.add_parser("inventory", epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
-        help="nodes x devices from ResourceSlice files or a stack's fleet")
-    inventory.add_argument("paths", nargs="*", metavar="FILE", help="kubectl get resourceslices -o yaml output, or -")
-    inventory.add_argument("--stack", help="synthesize the stack's GPU node groups at max size")
-    cluster_options(inventory)
-    inventory.add_argument("--format", choices=["text", "json"], default="text")
-    inventory.set_defaults(func=run)
+def register(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="*", metavar="FILE", help="kubectl get resourceslices -o yaml output, or -")
+    parser.add_argument("--stack", help="synthesize the stack's GPU node groups at max size")
+    cluster_options(parser)
+    parser.add_argument("--format", choices=["text", "json"], default="text")
 
 
 def run(args: argparse.Namespace) -> int:
     devices, _, origin = gather(args)
-    by_node: dict[str, list[Any]] = {}
+    by_node: dict[str, list[Device]] = {}
     for device in devices.devices:
         by_node.setdefault(device.node, []).append(device)
     if args.format == "json":
@@ -38,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"Inventory from {origin}: {len(by_node)} node(s), {len(devices.devices)} device(s)")
     for note in devices.notes:
         print(f"  {note}")
-    models: dict[tuple[str, ...], list[Any]] = {}
+    models: dict[tuple[str, ...], list[Device]] = {}
     for device in devices.devices:
         key = (device.driver, str(device.attribute(f"{device.driver}/productName") or device.attribute(
             f"{device.driver}/type") or "-"))

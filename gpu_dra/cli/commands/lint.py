@@ -6,11 +6,16 @@ from __future__ import annotations
 import argparse
 import json
 import re
-from typing import Any
 
-from gpu_dra.cli.common import EXIT_FINDINGS, EXIT_OK, UsageError, check_kubernetes_version, read_inputs
+from gpu_dra.cli.arguments import check_kubernetes_version
+from gpu_dra.cli.inputs import read_inputs
+from gpu_dra.cli.manifest_files import dump_yaml
+from gpu_dra.cli.process import EXIT_FINDINGS, EXIT_OK, UsageError
+from gpu_dra.core.checks.manifest_lint import ManifestObject, fixed_object, lint_object, objects_in, severity_counts
 from gpu_dra.core.facts.gates import DEFAULT_KUBERNETES_VERSION
-from gpu_dra.core.facts.nvidia import DEFAULT_CHART_VERSION
+from gpu_dra.core.facts.nvidia import CHART_RELEASES, CHART_VERSION_PATTERN, DEFAULT_CHART_VERSION, release_level_of
+from gpu_dra.core.facts.target import Platform, Target
+from gpu_dra.core.findings import Finding
 
 EXAMPLES = """examples:
   gpu-dra lint claims.yaml
@@ -19,21 +24,17 @@ EXAMPLES = """examples:
 """
 
 
-def register(verbs: Any) -> None:
-    lint = verbs.add_parser("lint", epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
-        help="check DeviceClass/ResourceClaim(Template) YAML offline: schema, CEL, "
-                                         "lint rules, feature gates")
-    lint.add_argument("paths", nargs="+", metavar="PATH", help="YAML files (multi-document or kind: List), or -")
-    lint.add_argument("--kubernetes-version", default=DEFAULT_KUBERNETES_VERSION,
-                      help=f"target Kubernetes minor version (default {DEFAULT_KUBERNETES_VERSION})")
-    lint.add_argument("--platform", choices=["eks", "existing"], default="eks",
-                      help="eks: upstream gate defaults, no alpha; existing: --feature-gates apply")
-    lint.add_argument("--feature-gates", help="gates of an existing cluster, e.g. DRAConsumableCapacity=true")
-    lint.add_argument("--chart", default="dra-driver-nvidia-gpu", help="NVIDIA DRA chart line (attribute catalog)")
-    lint.add_argument("--chart-version", default=DEFAULT_CHART_VERSION,
-                      help=f"NVIDIA DRA chart version (default {DEFAULT_CHART_VERSION})")
-    lint.add_argument("--format", choices=["text", "json"], default="text")
-    lint.set_defaults(func=run)
+def register(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="+", metavar="PATH", help="YAML files (multi-document or kind: List), or -")
+    parser.add_argument("--kubernetes-version", default=DEFAULT_KUBERNETES_VERSION,
+                        help=f"target Kubernetes minor version (default {DEFAULT_KUBERNETES_VERSION})")
+    parser.add_argument("--platform", choices=[p.value for p in Platform], default=Platform.eks.value,
+                        help="eks: upstream gate defaults, no alpha; existing: --feature-gates apply")
+    parser.add_argument("--feature-gates", help="gates of an existing cluster, e.g. DRAConsumableCapacity=true")
+    parser.add_argument("--chart", default="dra-driver-nvidia-gpu", help="NVIDIA DRA chart line (attribute catalog)")
+    parser.add_argument("--chart-version", default=DEFAULT_CHART_VERSION,
+                        help=f"NVIDIA DRA chart version (default {DEFAULT_CHART_VERSION})")
+    parser.add_argument("--format", choices=["text", "json"], default="text")
 
 
 def _feature_gates(text: str) -> dict[str, bool]:
@@ -47,18 +48,14 @@ def _feature_gates(text: str) -> dict[str, bool]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gpu_dra.core.checks.manifest_lint import fixed_object, lint_object, objects_in, severity_counts
-    from gpu_dra.core.checks.target import Target
-    from gpu_dra.core.facts.nvidia import CHART_RELEASES, CHART_VERSION_PATTERN, release_level_of
-
     check_kubernetes_version(args.kubernetes_version)
     if args.chart not in CHART_RELEASES or not re.fullmatch(CHART_VERSION_PATTERN, args.chart_version):
         raise UsageError(f"--chart {args.chart} --chart-version {args.chart_version}: not a pinned chart version "
                          "such as 0.4.1 or 25.12.0")
-    target = Target(args.kubernetes_version, args.platform, _feature_gates(args.feature_gates or ""),
+    target = Target(args.kubernetes_version, Platform(args.platform), _feature_gates(args.feature_gates or ""),
                     release_level_of(args.chart_version))
-    findings = []
-    objects = []
+    findings: list[Finding] = []
+    objects: list[ManifestObject] = []
     for name, documents in read_inputs(args.paths):
         for obj in objects_in(name, documents):
             objects.append(obj)
@@ -67,13 +64,11 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps({"findings": [f.as_dict() for f in findings]}, indent=2))
     else:
-        _print_lint(objects, findings, counts, fixed_object)
+        _print_lint(objects, findings, counts)
     return EXIT_FINDINGS if counts["error"] else EXIT_OK
 
 
-def _print_lint(objects: list[Any], findings: list[Any], counts: dict[str, int], fixer: Any) -> None:
-    from gpu_dra.cli.manifest_files import dump_yaml
-
+def _print_lint(objects: list[ManifestObject], findings: list[Finding], counts: dict[str, int]) -> None:
     if not objects:
         print("no DeviceClass, ResourceClaim or ResourceClaimTemplate found")
         return
@@ -87,7 +82,7 @@ def _print_lint(objects: list[Any], findings: list[Any], counts: dict[str, int],
             if finding.fix:
                 fix = finding.fix.strip().replace("\n", "\n               ")
                 print(f"          fix: {fix}")
-        fixed = fixer(obj) if any(f.severity == "error" for f in mine) else None
+        fixed = fixed_object(obj) if any(f.severity == "error" for f in mine) else None
         if fixed is not None:
             print(f"  corrected {obj.name}:")
             print("    " + dump_yaml(fixed).rstrip().replace("\n", "\n    "))

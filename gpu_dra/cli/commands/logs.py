@@ -7,9 +7,10 @@ import os
 import stat
 import sys
 from collections.abc import Iterable, Iterator
-from typing import Any
 
-from gpu_dra.cli.common import EXIT_OK, UsageError
+from gpu_dra.cli.process import EXIT_OK, UsageError
+from gpu_dra.core.analysis import schedlogs
+from gpu_dra.core.analysis.schedlogs import KeptLine, LogReport
 
 EXAMPLES = """examples:
   gpu-dra logs scheduler.log
@@ -26,19 +27,14 @@ FILE_HELP = ("kube-scheduler or kubelet log: klog text or JSON, also behind a co
              "`aws logs filter-log-events` (or get-log-events) export, --output json or text; - for stdin")
 
 
-def register(verbs: Any) -> None:
-    logs = verbs.add_parser("logs", epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
-        help="kube-scheduler DRA log lines per pod and claim, with the final reason")
-    logs.add_argument("path", nargs="?", metavar="FILE", help=FILE_HELP)
-    logs.add_argument("--pod", metavar="NAMESPACE/NAME",
-                      help="every DRA line of this pod, as it is read (default: per pod the last "
-                           "20 lines, the claims and the final reason)")
-    logs.set_defaults(func=run)
+def register(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("path", nargs="?", metavar="FILE", help=FILE_HELP)
+    parser.add_argument("--pod", metavar="NAMESPACE/NAME",
+                        help="every DRA line of this pod, as it is read (default: per pod the last "
+                             "20 lines, the claims and the final reason)")
 
 
 def run(args: argparse.Namespace) -> int:
-    from gpu_dra.core.analysis import schedlogs
-
     name = args.path or "-"
     if args.pod:
         print(f"pod {args.pod}")
@@ -67,8 +63,8 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _report(report: Any, one_pod: bool) -> Iterator[str]:
-    """The report's lines (a schedlogs.LogReport): the summary, per pod its claims, last lines and final reason (of
+def _report(report: LogReport, one_pod: bool) -> Iterator[str]:
+    """The report's lines: the summary, per pod its claims, last lines and final reason (of
     the one pod asked for, whose lines were printed as read, the reason), then the notes."""
     panics = f", {report.panics} panic(s)" if report.panics else ""
     yield f"{report.kept} DRA line(s) of {report.scanned} read, {len(report.pods)} pod(s){panics}"
@@ -111,11 +107,11 @@ def _device(name: str) -> bool:
         return False  # reading it says why
 
 
-def _log_line(line: Any) -> str:
-    """One kept line (schedlogs.KeptLine), as the report shows it."""
+def _log_line(line: KeptLine) -> str:
+    """One kept line, as the report shows it."""
     return f"  {line.number:6d} {line.caller:28} {line.message}" + (f"  {line.detail}" if line.detail else "")
 
 
-def _print_log_line(line: Any) -> None:
+def _print_log_line(line: KeptLine) -> None:
     """A line of the one pod asked for, printed as it is read (a live log comes through a pipe)."""
     print(_log_line(line))

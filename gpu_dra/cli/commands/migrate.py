@@ -6,12 +6,16 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from gpu_dra.cli.common import EXIT_FINDINGS, EXIT_OK, UsageError, cut, project_root, read_inputs, shown
-
-if TYPE_CHECKING:  # the core is imported when the verb runs (main.py: `--help` does not pay for it)
-    from gpu_dra.core.analysis.migrate import Breakage, Plan, WorkloadVerdict
+from gpu_dra.cli.inputs import input_files, read_inputs
+from gpu_dra.cli.manifest_files import OUT_HELP, FolderError, write_manifests
+from gpu_dra.cli.process import EXIT_FINDINGS, EXIT_OK, UsageError
+from gpu_dra.cli.project import project_root
+from gpu_dra.cli.text import shown
+from gpu_dra.core.analysis import migrate
+from gpu_dra.core.analysis.migrate import Breakage, Plan, WorkloadVerdict
+from gpu_dra.core.config.loader import load_stack
 
 EXAMPLES = """examples:
   gpu-dra migrate --stack prod examples/migrate/            # every workload of a folder (recursively)
@@ -26,49 +30,24 @@ EXAMPLES = """examples:
 exit codes: 0 every GPU workload has a place (after --without, if given), 1 some have none, 2 bad input
 """
 
-SUFFIXES = (".yaml", ".yml", ".json")
 
-
-def register(verbs: Any) -> None:
-    from gpu_dra.cli.commands.preview import OUT_HELP
-
-    migrate = verbs.add_parser("migrate", epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
-        help="each GPU workload's migration phase on a stack, its claim template and its rewrite to claims")
-    migrate.add_argument("paths", nargs="*", metavar="FILE|DIR",
-                         help="Pods, Deployments, StatefulSets, DaemonSets, ReplicaSets, Jobs and CronJobs (YAML or "
-                              "JSON, multi-document, kind: List, helm template output; other kinds are ignored); a "
-                              "folder is read recursively (*.yaml, *.yml, *.json); - is stdin (default: the "
-                              "workloads the stack's team files name)")
-    migrate.add_argument("--stack", required=True, help="the stack judged (stacks/Pulumi.<stack>.yaml)")
-    migrate.add_argument("--without", action="append", default=[], metavar="GROUP",
-                         help="also judge the stack without this device-plugin node group: the workloads left with "
-                              "nowhere to run and the GPUs short per phase (repeatable)")
-    migrate.add_argument("--write", metavar="DIR",
-                         help=f"write each workload rewritten to claims to DIR/<namespace>/<kind>-<name>.yaml; "
-                              f"{OUT_HELP}")
-    migrate.add_argument("--format", choices=["text", "json"], default="text")
-    migrate.set_defaults(func=run)
-
-
-def input_files(paths: list[str]) -> list[str]:
-    """The files named, folders expanded recursively (sorted, so the input order is the same on every run)."""
-    files: list[str] = []
-    for path in paths:
-        folder = Path(path)
-        if path != "-" and folder.is_dir():
-            found = sorted(str(p) for p in folder.rglob("*") if p.suffix in SUFFIXES and p.is_file())
-            if not found:
-                raise UsageError(f"{cut(path)}: no {', '.join('*' + s for s in SUFFIXES)} files in this folder")
-            files += found
-        else:
-            files.append(path)
-    return files
+def register(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="*", metavar="FILE|DIR",
+                        help="Pods, Deployments, StatefulSets, DaemonSets, ReplicaSets, Jobs and CronJobs (YAML or "
+                             "JSON, multi-document, kind: List, helm template output; other kinds are ignored); a "
+                             "folder is read recursively (*.yaml, *.yml, *.json); - is stdin (default: the "
+                             "workloads the stack's team files name)")
+    parser.add_argument("--stack", required=True, help="the stack judged (stacks/Pulumi.<stack>.yaml)")
+    parser.add_argument("--without", action="append", default=[], metavar="GROUP",
+                        help="also judge the stack without this device-plugin node group: the workloads left with "
+                             "nowhere to run and the GPUs short per phase (repeatable)")
+    parser.add_argument("--write", metavar="DIR",
+                        help=f"write each workload rewritten to claims to DIR/<namespace>/<kind>-<name>.yaml; "
+                             f"{OUT_HELP}")
+    parser.add_argument("--format", choices=["text", "json"], default="text")
 
 
 def run(args: argparse.Namespace) -> int:
-    from gpu_dra.core.analysis import migrate
-    from gpu_dra.core.config.loader import load_stack
-
     root = project_root(args)
     stack = load_stack(root, args.stack)
     without = list(dict.fromkeys(args.without))
@@ -104,8 +83,6 @@ def run(args: argparse.Namespace) -> int:
 def _write(plan: Plan, out: Path) -> list[Path]:
     """The rewrites into `out`, as `gpu-dra render --out` writes manifests: only files gpu-dra wrote there before are
     replaced or pruned; a file of the user's in the way stops the run before anything is written."""
-    from gpu_dra.cli.manifest_files import FolderError, write_manifests
-
     try:
         return write_manifests([v.rewrite.manifest for v in plan.verdicts if v.rewrite is not None], out.resolve(),
                                "--write")
@@ -114,7 +91,7 @@ def _write(plan: Plan, out: Path) -> list[Path]:
 
 
 def _print(plan: Plan, breakage: Breakage | None, written: list[Path]) -> None:
-    print(f"Stack {plan.stack}: Kubernetes {plan.version} ({plan.platform}), {len(plan.verdicts)} GPU workload(s)")
+    print(f"Stack {plan.stack}: {plan.target.label}, {len(plan.verdicts)} GPU workload(s)")
     for mapping in plan.mappings.values():
         state = "effective" if plan.effective else "NOT effective (DRAExtendedResource is off: the API server drops it)"
         print(f"  mapping {mapping.resource} -> DeviceClass {mapping.device_class} ({mapping.origin}): {state}")

@@ -7,10 +7,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
 
-from gpu_dra.cli.common import EXIT_OK, project_root, selected_stacks, stack_options
+from gpu_dra.cli.arguments import stack_options
+from gpu_dra.cli.offline import run_program
+from gpu_dra.cli.process import EXIT_OK
+from gpu_dra.cli.project import project_root, selected_stacks
+from gpu_dra.core.config.loader import build_stack, stack_values
 from gpu_dra.core.findings import ConfigError
+from gpu_dra.core.render import permissions
 
 EXAMPLES = """examples:
   gpu-dra permissions --all-stacks > deploy/iam-policy.json
@@ -22,21 +26,14 @@ SCOPE_NOTE = ('Every statement allows Resource "*": scope it to each stack\'s na
               "declares; not tested against AWS.")
 
 
-def register(verbs: Any) -> None:
-    permissions = verbs.add_parser("permissions", epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
-        help="print the IAM policy a deploy of the stacks needs (derived from their resources; not tested on AWS)")
-    stack_options(permissions, "every stack in stacks/, in one policy")
-    permissions.add_argument("--format", choices=["json", "text"], default="json",
-                             help="json: the IAM policy document (the note on scoping goes to stderr); text: each "
-                                  "resource type's actions and the page that defines them")
-    permissions.set_defaults(func=run)
+def register(parser: argparse.ArgumentParser) -> None:
+    stack_options(parser, "every stack in stacks/, in one policy")
+    parser.add_argument("--format", choices=["json", "text"], default="json",
+                        help="json: the IAM policy document (the note on scoping goes to stderr); text: each "
+                             "resource type's actions and the page that defines them")
 
 
 def run(args: argparse.Namespace) -> int:
-    from gpu_dra.cli.offline import run_program
-    from gpu_dra.core.config.loader import build_stack, stack_values
-    from gpu_dra.core.render import permissions
-
     root = project_root(args)
     stacks = selected_stacks(args, root)
     declared: dict[str, set[str]] = {}  # type -> the stacks declaring it
@@ -64,11 +61,11 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(permissions.policy_document(declared), indent=2))
         print(f"gpu-dra: {SCOPE_NOTE}", file=sys.stderr)
     else:
-        _text(permissions, declared, where)
+        _text(declared, where)
     return EXIT_OK
 
 
-def _text(permissions: Any, declared: dict[str, set[str]], where: dict[str, str]) -> None:
+def _text(declared: dict[str, set[str]], where: dict[str, str]) -> None:
     lifecycle, on_behalf = permissions.rows(declared)
     print(f"IAM permissions to deploy {', '.join(sorted(where))} with `pulumi up`")
     for row in lifecycle:

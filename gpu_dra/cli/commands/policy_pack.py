@@ -19,12 +19,17 @@ import re
 import subprocess
 import sys
 import tempfile
+import tomllib
 from functools import cache
+from importlib import metadata
 from pathlib import Path, PurePosixPath
-from typing import Any
 
-from gpu_dra.cli.common import EXIT_OK, UsageError, child_process, cut, project_root, shown
+import yaml
+
 from gpu_dra.cli.output_folder import POLICY_PACK, FolderError, check_folder, write_folder
+from gpu_dra.cli.process import EXIT_OK, UsageError, child_process
+from gpu_dra.cli.project import project_root
+from gpu_dra.cli.text import cut, shown
 
 SEEDS = ("gpu_dra/__init__.py", "gpu_dra/policypack.py")
 # `pulumi policy publish` archives the folder without what a .gitignore in it lists (pulumi/pulumi#4644).
@@ -57,12 +62,9 @@ class PackError(Exception):
     """The pack cannot be built, or its folder is not the build's; nothing was written."""
 
 
-def register(verbs: Any) -> None:
-    pack = verbs.add_parser("policy-pack", epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
-        help="build the policy pack as a self-contained folder (PulumiPolicy.yaml, source, requirements.txt)")
-    pack.add_argument("--out", help="the pack's folder (default build/policy-pack); gpu-dra lists what it wrote in "
-                      f"<folder>/{POLICY_PACK.name} and refuses a folder that holds anything without that record")
-    pack.set_defaults(func=run)
+def register(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--out", help="the pack's folder (default build/policy-pack); gpu-dra lists what it wrote in "
+                        f"<folder>/{POLICY_PACK.name} and refuses a folder that holds anything without that record")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -178,8 +180,6 @@ def _normal(name: str) -> str:
 
 def _declared(root: Path) -> dict[str, str]:
     """pyproject.toml's [project] dependencies: normalised name -> the line as written (name, range, markers)."""
-    import tomllib
-
     with open(root / "pyproject.toml", "rb") as file:
         lines = [str(d).strip() for d in tomllib.load(file)["project"]["dependencies"]]
     return {_normal(m.group(0)): line for line in lines if (m := _NAME.match(line))}
@@ -187,8 +187,6 @@ def _declared(root: Path) -> dict[str, str]:
 
 @cache
 def _files_of(distribution: str) -> frozenset[Path]:
-    from importlib import metadata  # only a pack build reads the installed distributions (every verb loads this module)
-
     found = metadata.distribution(distribution)
     return frozenset(Path(str(found.locate_file(f))).resolve() for f in found.files or [])
 
@@ -196,8 +194,6 @@ def _files_of(distribution: str) -> frozenset[Path]:
 def _distributions(loaded: dict[str, str | None]) -> dict[str, set[str]]:
     """Installed distributions providing the loaded third-party modules: normalised name -> those modules. A
     namespace several distributions share (google.*) is told apart by the files loaded."""
-    from importlib import metadata
-
     owners = metadata.packages_distributions()
     found: dict[str, set[str]] = {}
     for name, file in loaded.items():
@@ -214,8 +210,6 @@ def _distributions(loaded: dict[str, str | None]) -> dict[str, set[str]]:
 
 def _provided(names: set[str]) -> set[str]:
     """What `pip install` of `names` installs: them and, transitively, their requirements (extras aside)."""
-    from importlib import metadata
-
     seen: set[str] = set()
     todo = list(names)
     while todo:
@@ -233,10 +227,6 @@ def _provided(names: set[str]) -> set[str]:
 
 def _project_file(root: Path) -> str:
     """policies/PulumiPolicy.yaml with the version of pyproject.toml, which `pulumi policy publish` publishes as."""
-    import tomllib
-
-    import yaml
-
     with open(root / "pyproject.toml", "rb") as file:
         version = tomllib.load(file)["project"]["version"]
     data = yaml.safe_load((root / "policies" / "PulumiPolicy.yaml").read_text(encoding="utf-8"))

@@ -6,16 +6,12 @@ import argparse
 import json
 from collections import Counter
 from pathlib import Path
-from typing import Any
 
-from gpu_dra.cli.common import EXIT_OK, UsageError, project_root, run_program_offline, shown
-from gpu_dra.cli.output_folder import MANIFESTS
-
-OUT_HELP = ("one YAML file per object under <namespace>/ or _cluster/. gpu-dra lists what it wrote in "
-            f"<folder>/{MANIFESTS.name} and on the next run replaces and prunes only those files; it never deletes or "
-            "overwrites a file of yours nor writes through a link, and stops before writing anything if one is in "
-            "the way")
-
+from gpu_dra.cli.manifest_files import OUT_HELP, FolderError, kubernetes_objects, write_manifests
+from gpu_dra.cli.offline import ProgramRun, Registration, run_program_offline
+from gpu_dra.cli.process import EXIT_OK, UsageError
+from gpu_dra.cli.project import project_root
+from gpu_dra.cli.text import shown
 
 EXAMPLES = """examples:
   gpu-dra preview                          # the dev stack; manifests to build/dev/
@@ -23,17 +19,14 @@ EXAMPLES = """examples:
 """
 
 
-def register(verbs: Any) -> None:
-    preview = verbs.add_parser("preview", epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
-        help="run the program offline under Pulumi mocks; print the resources")
-    preview.add_argument("--stack", default="dev", help="stack name (stacks/Pulumi.<stack>.yaml; default dev)")
-    preview.add_argument("--format", choices=["text", "json"], default="text")
-    preview.add_argument("--out", help=f"folder for the Kubernetes manifests (default build/<stack>); {OUT_HELP}")
-    preview.set_defaults(func=run)
+def register(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--stack", default="dev", help="stack name (stacks/Pulumi.<stack>.yaml; default dev)")
+    parser.add_argument("--format", choices=["text", "json"], default="text")
+    parser.add_argument("--out", help=f"folder for the Kubernetes manifests (default build/<stack>); {OUT_HELP}")
 
 
-def _tree_lines(program: Any) -> list[str]:
-    children: dict[str, list[Any]] = {}
+def _tree_lines(program: ProgramRun) -> list[str]:
+    children: dict[str, list[Registration]] = {}
     urns = {r.urn for r in program.resources}
     for resource in program.resources:
         parent = resource.parent if resource.parent in urns else ""
@@ -53,10 +46,8 @@ def _tree_lines(program: Any) -> list[str]:
     return lines
 
 
-def write(program: Any, out: Path) -> list[Path]:
+def write(program: ProgramRun, out: Path) -> list[Path]:
     """The run's Kubernetes objects into `out`; a file of the user's in the way is a usage error."""
-    from gpu_dra.cli.manifest_files import FolderError, kubernetes_objects, write_manifests
-
     try:
         return write_manifests(kubernetes_objects(program), out)
     except FolderError as error:

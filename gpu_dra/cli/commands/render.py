@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
-from gpu_dra.cli.commands.preview import OUT_HELP, write
-from gpu_dra.cli.common import EXIT_OK, project_root, run_program_offline, shown
+from gpu_dra.cli.commands.preview import write
+from gpu_dra.cli.manifest_files import OUT_HELP
+from gpu_dra.cli.offline import run_program_offline
+from gpu_dra.cli.process import EXIT_OK
+from gpu_dra.cli.project import project_root
+from gpu_dra.cli.text import shown
 
 EXAMPLES = """examples:
   gpu-dra render --stack prod --out manifests
@@ -15,12 +18,9 @@ EXAMPLES = """examples:
 """
 
 
-def register(verbs: Any) -> None:
-    render = verbs.add_parser("render", epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
-        help="write the stack's Kubernetes objects as YAML, nothing else")
-    render.add_argument("--stack", required=True)
-    render.add_argument("--out", required=True, help=f"folder for the manifests; {OUT_HELP}")
-    render.set_defaults(func=run)
+def register(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--stack", required=True)
+    parser.add_argument("--out", required=True, help=f"folder for the manifests; {OUT_HELP}")
 
 
 def run(args: argparse.Namespace) -> int:

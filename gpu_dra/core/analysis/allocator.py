@@ -25,17 +25,9 @@ from gpu_dra.core.analysis.pools import (
     node_selector_for,
 )
 from gpu_dra.core.dra.cel import CompiledSelector, CompileError, DeviceView, compile_selector, device_view, evaluate
-from gpu_dra.core.dra.objects import (
-    AllocatedDevice,
-    CapacityRequestPolicy,
-    DeviceChoice,
-    DeviceTaint,
-    DeviceToleration,
-    ResourceClaim,
-    ResourceSlice,
-    SliceDevice,
-)
+from gpu_dra.core.dra.claims import AllocatedDevice, DeviceToleration, RequestChoice, ResourceClaim
 from gpu_dra.core.dra.quantity import QuantityError, parse_quantity
+from gpu_dra.core.dra.slices import CapacityRequestPolicy, DeviceTaint, ResourceSlice, SliceDevice
 
 # --------------------------------------------------------------------------------------------- the faithful core
 
@@ -129,7 +121,7 @@ class _Request:
     key: tuple[int, int, int]  # claim, request, subrequest indices
     name: str  # the request's name; a subrequest's parent
     subrequest: str  # "" for `exactly`
-    choice: DeviceChoice
+    choice: RequestChoice
     class_selectors: tuple[str, ...] = ()
     count: int = 0  # devices to allocate
     all_devices: list[_Device] | None = None  # allocationMode All: exactly these

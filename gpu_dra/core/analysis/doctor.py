@@ -13,23 +13,24 @@ import copy
 import difflib
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any
 
 import yaml
 
 from gpu_dra.core.analysis.allocator import PREVENTING_EFFECTS, Features, tolerates
-from gpu_dra.core.analysis.explain import Explainer, TaintRuleError, features_for, taint_rule_gate
+from gpu_dra.core.analysis.explain import Explainer, TaintRuleError
+from gpu_dra.core.analysis.features import features_for
 from gpu_dra.core.analysis.inventory import Inventory, from_documents
 from gpu_dra.core.data import mapping
-from gpu_dra.core.dra.claims import classes_from_objects
-from gpu_dra.core.dra.objects import DeviceTaint, ResourceClaim, ResourceSlice, parse_claim, parse_device_class
+from gpu_dra.core.dra.claims import ResourceClaim, classes_from_objects, parse_claim, parse_device_class
 from gpu_dra.core.dra.quantity import QuantityError, parse_quantity
-from gpu_dra.core.facts import gates
+from gpu_dra.core.dra.slices import DeviceTaint, ResourceSlice
 from gpu_dra.core.facts.hardware import INSTANCE_TYPES
 from gpu_dra.core.facts.labels import ALLOCATION_LABEL, DEVICE_PLUGIN_NODE_LABEL, DRA_NODE_LABEL
 from gpu_dra.core.facts.nvidia import DEVICE_PLUGIN_GPU, DRIVER_NAME
+from gpu_dra.core.facts.target import Platform, Target
 from gpu_dra.core.findings import ERROR, WARNING, Finding
 from gpu_dra.core.render.manifests import MANAGED_BY
 from gpu_dra.core.yamlsource import Located
@@ -72,20 +73,6 @@ SHOWN = 5  # names listed in a message before "and N more"
 DIFF_LINES = 40  # lines of a drift diff shown
 
 
-@dataclass(frozen=True)
-class Target:
-    """The cluster judged: its Kubernetes minor version (one of gates.VERSIONS), platform (`eks`: upstream gate
-    defaults; `existing`: the declared gates over them) and declared feature gates."""
-
-    version: str = gates.DEFAULT_KUBERNETES_VERSION
-    platform: str = "eks"
-    declared: Mapping[str, bool] | None = None
-
-    @property
-    def label(self) -> str:
-        return f"Kubernetes {self.version} ({self.platform})"
-
-
 @dataclass
 class Diagnosis:
     findings: list[Finding] = field(default_factory=list)
@@ -113,8 +100,8 @@ def diagnose(sources: Sequence[tuple[str, Sequence[Mapping[str, Any]]]], target:
         inventory.taint_rules += read.taint_rules
         objects += [obj for obj in found if isinstance(obj, Mapping)]
     diagnosis = Diagnosis()
-    declared = gate_evidence(objects, target)
-    features = features_for(target.version, target.platform, declared)
+    judged = replace(target, feature_gates=gate_evidence(objects, target))
+    features = features_for(judged)
     has_nodes, has_slices = "Node" in complete, "ResourceSlice" in complete
     nodes = [node for obj in objects if (node := _node(obj)) is not None]
     if has_nodes and has_slices:
@@ -125,10 +112,10 @@ def diagnose(sources: Sequence[tuple[str, Sequence[Mapping[str, Any]]]], target:
     if has_nodes:
         diagnosis.findings += stale_slices(inventory.slices, {node.name for node in nodes})
     diagnosis.findings += pool_findings(inventory.slices, target)
-    diagnosis.findings += extended_resource_findings(objects, rendered, target, declared)
-    diagnosis.findings += taint_findings(inventory, objects, features, target, diagnosis.notes)
+    diagnosis.findings += extended_resource_findings(objects, rendered, judged)
+    diagnosis.findings += taint_findings(inventory, objects, features, judged, diagnosis.notes)
     if rendered is not None:
-        gate_on = gates.enabled("DRAExtendedResource", target.version, target.platform, declared)
+        gate_on = judged.enabled("DRAExtendedResource")
         diagnosis.findings += drift_findings(objects, rendered, complete, gate_on, stack, diagnosis.notes)
     diagnosis.findings.sort(key=lambda f: (f.severity != ERROR, _ORDER.get(f.rule, len(_ORDER)), f.object))
     return diagnosis
@@ -143,7 +130,7 @@ def _stored(obj: Mapping[str, Any]) -> bool:
     return bool(meta.get("uid") or meta.get("resourceVersion"))
 
 
-def gate_evidence(objects: Iterable[Mapping[str, Any]], target: Target) -> dict[str, bool] | None:
+def gate_evidence(objects: Iterable[Mapping[str, Any]], target: Target) -> dict[str, bool]:
     """The gates the scheduler is judged with beyond the version's defaults: the declared ones and, on an existing
     cluster, what its API server shows it runs.
 
@@ -154,8 +141,8 @@ def gate_evidence(objects: Iterable[Mapping[str, Any]], target: Target) -> dict[
     so a stored object carrying one shows the gate on there, and the control plane's components are taken to share
     their gates (as kubeadm's `featureGates` sets them). Declared gates (the stack's `featureGates`) win over this
     evidence: they say what the scheduler runs, which no object shows."""
-    if target.platform != "existing":
-        return dict(target.declared) if target.declared else None
+    if target.platform is not Platform.existing:
+        return dict(target.feature_gates)
     seen: dict[str, bool] = {}
     for obj in objects:
         if not _stored(obj):
@@ -168,8 +155,8 @@ def gate_evidence(objects: Iterable[Mapping[str, Any]], target: Target) -> dict[
                 for d in _list(spec.get("devices"))):
             seen["DRADeviceTaints"] = True
         elif kind == "DeviceTaintRule":
-            seen[taint_rule_gate(target.version)] = True
-    return {**seen, **(target.declared or {})} or None
+            seen[target.taint_rule_gate] = True
+    return {**seen, **target.feature_gates}
 
 
 # --------------------------------------------------------------------------------------------- nodes
@@ -344,7 +331,7 @@ def pool_findings(slices: Sequence[ResourceSlice], target: Target) -> list[Findi
                 "delete the outdated slices", object=f"ResourceSlice {outdated[0].name}"))
         expected = current[0].pool.slice_count
         if len(current) != expected:
-            if _minor(target.version) >= (1, 35):
+            if _minor(target.kubernetes_version) >= (1, 35):
                 cost = ("the scheduler of Kubernetes 1.35 and later takes none of its devices while it is incomplete, "
                         "and fails requests for all devices")
             else:
@@ -368,13 +355,13 @@ def _minor(version: str) -> tuple[int, int]:
 
 
 def extended_resource_findings(objects: Sequence[Mapping[str, Any]], rendered: Sequence[Mapping[str, Any]] | None,
-                               target: Target, declared: Mapping[str, bool] | None) -> list[Finding]:
+                               target: Target) -> list[Finding]:
     """Where DRAExtendedResource is off (EKS 1.34 and 1.35: alpha, off; on from 1.36, gates.py), the API server
     drops `spec.extendedResourceName` on write and no scheduler serves an extended resource from a class. A class
     in the inputs carrying the field there does nothing (on a live EKS cluster none can: this catches dumps and
     manifests); a class the stack renders with the field whose cluster class has none lost it on apply. On an
     existing cluster whose API server kept the field, the gate is on (see gate_evidence): nothing to report."""
-    if gates.enabled("DRAExtendedResource", target.version, target.platform, dict(declared) if declared else None):
+    if target.enabled("DRAExtendedResource"):
         return []
     off = f"DRAExtendedResource is off on {target.label}"
     fix = ("keep the class without it until the cluster runs Kubernetes 1.36 (the gate is on from there); meanwhile "
@@ -421,7 +408,7 @@ def taint_findings(inventory: Inventory, objects: Sequence[Mapping[str, Any]], f
         notes.append(f"{error}; its taint is not counted")
         seen, rules_applied = inventory, False
     if inventory.taint_rules and not rules_applied:
-        notes.append(f"{len(inventory.taint_rules)} DeviceTaintRule(s) read; {taint_rule_gate(target.version)} is "
+        notes.append(f"{len(inventory.taint_rules)} DeviceTaintRule(s) read; {target.taint_rule_gate} is "
                      f"off on {target.label}, so the scheduler applies none")
     if not features.device_taints:
         if any(d.taints for s in seen.slices for d in s.devices):

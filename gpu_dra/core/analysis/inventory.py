@@ -17,16 +17,9 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from gpu_dra.core.dra.cel import attributes_convert
-from gpu_dra.core.dra.objects import (
-    DeviceTaintRule,
-    NodeSelection,
-    ObjectError,
-    ResourceSlice,
-    SliceDevice,
-    parse_slice,
-    parse_taint_rule,
-)
-from gpu_dra.core.dra.objects import Pool as SlicePool
+from gpu_dra.core.dra.objects import ObjectError
+from gpu_dra.core.dra.slices import NodeSelection, ResourcePool, ResourceSlice, SliceDevice, parse_slice
+from gpu_dra.core.dra.taint_rules import DeviceTaintRule, parse_taint_rule
 from gpu_dra.core.facts.hardware import GPU_MODELS, INSTANCE_TYPES, InstanceType
 from gpu_dra.core.facts.nvidia import DRIVER_NAME, STANDARD_DOMAIN, published_attributes
 from gpu_dra.core.yamlsource import Located
@@ -127,7 +120,7 @@ class Inventory:
         out = list(found.values())
         for (node, driver, pool), devices in made.items():
             selection = NodeSelection(all_nodes=True) if node == ALL_NODES else NodeSelection(node_name=node)
-            out.append((ResourceSlice(f"{node}-{driver}", driver, SlicePool(pool, 0, 1), selection,
+            out.append((ResourceSlice(f"{node}-{driver}", driver, ResourcePool(pool, 0, 1), selection,
                                       tuple(SliceDevice(d.name, d.attributes, d.capacity,
                                                         d.allow_multiple_allocations) for d in devices),
                                       {}, devices[0].source), devices))
@@ -240,12 +233,11 @@ def synthesize(config: StackConfig) -> Inventory:
     GPUs its first instance type carries."""
     # imported here: reading a dump (inventory, explain FILE) needs no stack model, and pydantic's costs 0.3 s
     from gpu_dra.core.config.models import AllocationMode
-    from gpu_dra.core.config.nvidia_driver import release_level
 
     return synthesize_groups([GroupSpec(g.name, g.instance_types[0], g.scaling.max,
                                         g.allocation_mode is AllocationMode.dra) for g in config.node_groups]
                              + [pool_spec(p) for p in config.node_pools],
-                             release_level(config.dra_driver))
+                             config.target.driver_level)
 
 
 def synthetic_attributes(itype: InstanceType, node: str, index: int, level: tuple[int, int]) -> dict[str, Any]:
@@ -291,7 +283,7 @@ def synthesize_groups(groups: list[GroupSpec], level: tuple[int, int]) -> Invent
         source = f"synthesized from node group {group.name}"
         for n in range(group.max_nodes):
             node = f"{group.name}-{n}"
-            slice_ = ResourceSlice(f"{node}-{DRIVER_NAME}", DRIVER_NAME, SlicePool(node, 1, 1),
+            slice_ = ResourceSlice(f"{node}-{DRIVER_NAME}", DRIVER_NAME, ResourcePool(node, 1, 1),
                                    NodeSelection(node_name=node),
                                    tuple(SliceDevice(f"gpu-{g}", synthetic_attributes(itype, node, g, level),
                                                      {"memory": model.memory}) for g in range(itype.gpus)),

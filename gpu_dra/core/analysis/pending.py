@@ -20,7 +20,7 @@ from gpu_dra.core.analysis.explain import Explainer
 from gpu_dra.core.analysis.inventory import Inventory
 from gpu_dra.core.analysis.pods import ClusterNode, PodReport, PodSpec, explain_pods, pods_from_objects
 from gpu_dra.core.data import mapping
-from gpu_dra.core.dra.objects import ResourceClaim
+from gpu_dra.core.dra.claims import ResourceClaim
 from gpu_dra.core.dra.scheduling import why_not_on
 
 

@@ -22,7 +22,8 @@ from gpu_dra.core.analysis.explain import ClaimReport, Explainer, binding_as_dic
 from gpu_dra.core.analysis.inventory import Inventory
 from gpu_dra.core.analysis.pools import Node
 from gpu_dra.core.data import mapping
-from gpu_dra.core.dra.objects import ObjectError, ResourceClaim
+from gpu_dra.core.dra.claims import ResourceClaim
+from gpu_dra.core.dra.objects import ObjectError
 from gpu_dra.core.dra.scheduling import schedules_on
 from gpu_dra.core.findings import ERROR, Finding
 

@@ -14,8 +14,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpu_dra.core.dra.objects import NodeSelection, ResourceSlice, SliceDevice
 from gpu_dra.core.dra.scheduling import schedules_on
+from gpu_dra.core.dra.slices import NodeSelection, ResourceSlice, SliceDevice
 
 NODE_NAME_FIELD = "metadata.name"  # the one node field a NodeSelector's matchFields can read
 

@@ -9,12 +9,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from gpu_dra.core.checks.target import Target
 from gpu_dra.core.dra.cel import regex
 from gpu_dra.core.dra.cel.lexer import Lookup, Token, device_lookups, tokenize
 from gpu_dra.core.dra.quantity import QuantityError, parse_quantity
 from gpu_dra.core.facts import nvidia
 from gpu_dra.core.facts.hardware import GPU_MODELS, KNOWN_PRODUCT_NAMES
+from gpu_dra.core.facts.target import Target
 from gpu_dra.core.findings import ERROR, WARNING, Finding
 
 

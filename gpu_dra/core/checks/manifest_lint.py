@@ -13,13 +13,14 @@ from functools import cached_property
 from typing import Any, NamedTuple
 
 from gpu_dra.core.checks.lint import SelectorContext, lint_selector
-from gpu_dra.core.checks.target import Target
 from gpu_dra.core.data import mapping
 from gpu_dra.core.dra import k8s_schema, metadata
 from gpu_dra.core.dra.api import KINDS, REQUEST_FIELDS, uses_exactly
 from gpu_dra.core.dra.cel import CompileError, check_selector
-from gpu_dra.core.dra.objects import INT64_MAX, DeviceClass, ResourceClaim, parse_object
+from gpu_dra.core.dra.claims import DeviceClass, ResourceClaim, parse_object
+from gpu_dra.core.dra.objects import INT64_MAX
 from gpu_dra.core.facts import gates, nvidia
+from gpu_dra.core.facts.target import Platform, Target
 from gpu_dra.core.findings import ERROR, WARNING, Finding
 from gpu_dra.core.yamlsource import Loc, Located, format_path
 
@@ -114,7 +115,7 @@ def gates_off(parsed: DeviceClass | ResourceClaim | None, target: Target,
             continue
         current = gates.state(guarded.gate, target.kubernetes_version)
         stage = f"{current.stage} and off" if current else "not present"
-        where = ("EKS runs only the upstream defaults (no alpha gates)" if target.platform == "eks"
+        where = ("EKS runs only the upstream defaults (no alpha gates)" if target.platform is Platform.eks
                  else f"the cluster does not enable it ({declared_in})")
         consequence = "silently drops" if guarded is gates.EXTENDED_RESOURCE else "rejects or drops"
         yield path, (f"{guarded.what} needs the gate {guarded.gate}, {stage} in Kubernetes "

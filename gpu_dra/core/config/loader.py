@@ -17,7 +17,6 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from gpu_dra.core.config import nvidia_driver
 from gpu_dra.core.config.models import (
     CONFIG_NAMESPACE,
     MAX_TEMPLATES_PER_STACK,
@@ -29,7 +28,7 @@ from gpu_dra.core.config.models import (
     TeamHosting,
 )
 from gpu_dra.core.config.stack_rules import STACK_RULES, StackParts
-from gpu_dra.core.facts import nvidia
+from gpu_dra.core.facts import nvidia, nvidia_driver
 from gpu_dra.core.findings import ConfigError, Finding, config_finding
 from gpu_dra.core.yamlsource import Loc, Located, format_path, read_yaml
 
@@ -311,7 +310,7 @@ def build_loaded_stack(root: Path, stack: str, values: Mapping[str, Any], locate
         platform_keys += left_out
     problems += _team_rules(parts, teams, sources, display, located)
     if config is not None and not any(p.file.startswith("stacks/teams/") for p in problems):
-        for loc, message in nvidia_driver.gate_problems(config, teams):
+        for loc, message in _driver_gate_problems(config, teams):
             problems.append(config_finding(display, PREFIX + format_path(("draDriver", *loc)), message,
                                            _at(located, "draDriver", *loc)))
     if problems or config is None:
@@ -508,3 +507,20 @@ def _team_rules(parts: StackParts, teams: list[Team], sources: Mapping[str, Sour
                                            f"namespace {namespace!r} is also team {owners[namespace]}'s", line))
         owners.setdefault(namespace, team.name)
     return problems
+
+
+def _driver_gate_problems(config: StackConfig, teams: list[Team]) -> list[tuple[Loc, str]]:
+    """Driver gate mistakes of a stack as (path under gpu-dra:draDriver, message): the driver's rules
+    (nvidia_driver.gate_conflicts) on its gates, the cluster's and the teams' sharing."""
+    driver = config.dra_driver
+    sharing = [(f"team {team.name}'s template {t.name}", t.sharing.strategy)
+               for team in teams for t in team.claim_templates if t.sharing is not None]
+    out: list[tuple[Loc, str]] = []
+    partitionable = config.target.enabled("DRAPartitionableDevices")
+    for gate, message in nvidia_driver.gate_conflicts(driver.chart, driver.version, dict(driver.feature_gates),
+                                                      partitionable, sharing):
+        if gate == "version":
+            out.append((("version",), message))
+        else:
+            out.append((("featureGates", gate) if gate else ("featureGates",), message))
+    return out

@@ -21,12 +21,12 @@ from gpu_dra.core.config.models import (
     Cluster,
     DeviceClassConfig,
     Environment,
-    Platform,
     StackConfig,
     TeamHosting,
 )
 from gpu_dra.core.dra.metadata import is_dns_label
 from gpu_dra.core.facts import nvidia
+from gpu_dra.core.facts.target import Platform
 from gpu_dra.core.yamlsource import Loc
 
 # Address blocks reserved for documentation: they look real in an allow-list, but no client ever has such an address,

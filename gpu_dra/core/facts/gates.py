@@ -66,16 +66,6 @@ def state(gate: str, version: str) -> GateState | None:
     return GateState(*row) if row else None
 
 
-def enabled(gate: str, version: str, platform: str, declared: dict[str, bool] | None = None) -> bool:
-    """Whether the gate is on: EKS runs the upstream default; an existing cluster may declare otherwise."""
-    current = state(gate, version)
-    if current is None:
-        return False
-    if platform == "existing" and declared and gate in declared:
-        return declared[gate]
-    return current.default
-
-
 @dataclass(frozen=True)
 class GuardedField:
     gate: str

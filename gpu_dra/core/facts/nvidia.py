@@ -87,7 +87,7 @@ def is_chart_device_class(name: str) -> bool:
 
 # --------------------------------------------------------------------------------------------- what is published
 # Release levels in the 0.x numbering: 0.1 = 25.3, 0.2 = 25.8, 0.3 = 25.12, 0.4 = 0.4.x
-# (gpu_dra.core.config.nvidia_driver).
+# (gpu_dra.core.facts.nvidia_driver).
 _COMMON = {"type", "uuid", "productName", "brand", "architecture", "cudaComputeCapability", "driverVersion",
            "cudaDriverVersion", f"{STANDARD_DOMAIN}/pcieRoot"}
 

@@ -9,11 +9,9 @@ from collections.abc import Mapping
 from gpu_dra.core.data import UNKNOWN
 from gpu_dra.core.facts.eks import EXTENDED_PRICE_PER_HOUR, STANDARD_PRICE_PER_HOUR, SUPPORT_CALENDAR
 from gpu_dra.core.facts.labels import NODE_GROUP_LABEL
+from gpu_dra.core.facts.pulumi_types import EKS_CLUSTER, LAUNCH_TEMPLATE, NODE_GROUP
 from gpu_dra.core.findings import Finding
 from gpu_dra.core.policy.resources import (
-    EKS_CLUSTER_TYPE,
-    LAUNCH_TEMPLATE_TYPE,
-    NODE_GROUP_TYPE,
     Context,
     Resource,
     environment_of,
@@ -46,7 +44,7 @@ def eks_hardening(resource: Resource, context: Context) -> list[Finding]:
     if environment_of(context, resource) != "prod":
         return []
     props = resource.props
-    if resource.type == EKS_CLUSTER_TYPE:
+    if resource.type == EKS_CLUSTER:
         out = _endpoint(resource)
         # pulumi-eks sets encryptionConfig only when given a key ARN, as one value built from it (cluster.ts:586-606):
         # unknown while the key is new, so unknown means set.
@@ -57,7 +55,7 @@ def eks_hardening(resource: Resource, context: Context) -> list[Finding]:
             out.append(error("eks-hardening", "the cluster is not protected against deletion", resource,
                              fix=_PROTECT_IT))
         return out
-    if resource.type == LAUNCH_TEMPLATE_TYPE:
+    if resource.type == LAUNCH_TEMPLATE:
         options = props.get("metadataOptions")
         tokens = options.get("httpTokens") if isinstance(options, Mapping) else options
         if tokens is UNKNOWN:
@@ -66,7 +64,7 @@ def eks_hardening(resource: Resource, context: Context) -> list[Finding]:
             return [error("eks-hardening", f"launch template {resource.name} allows IMDSv1", resource,
                           "metadataOptions.httpTokens", "require IMDSv2 (httpTokens: required)")]
         return []
-    if resource.type == NODE_GROUP_TYPE:
+    if resource.type == NODE_GROUP:
         labels = props.get("labels")
         if labels is UNKNOWN:
             return [not_judged("eks-hardening", resource, "whether it is a GPU group", ["labels"])]
@@ -78,7 +76,7 @@ def eks_hardening(resource: Resource, context: Context) -> list[Finding]:
 
 def kubernetes_version_supported(resource: Resource, context: Context) -> list[Finding]:
     """From 90 days before the end of standard support, when extended support and its billing begin."""
-    if resource.type != EKS_CLUSTER_TYPE:
+    if resource.type != EKS_CLUSTER:
         return []
     written = resource.props.get("version")
     if written is UNKNOWN:

@@ -7,10 +7,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from gpu_dra.core.checks.manifest_lint import gate_sites, gates_off
-from gpu_dra.core.config import nvidia_driver
-from gpu_dra.core.config.models import SharingStrategy
-from gpu_dra.core.dra.objects import ResourceClaim
-from gpu_dra.core.facts import gates
+from gpu_dra.core.dra.claims import ResourceClaim
+from gpu_dra.core.facts import gates, nvidia_driver
+from gpu_dra.core.facts.nvidia_driver import SharingStrategy
 from gpu_dra.core.findings import Finding
 from gpu_dra.core.policy.resources import Context, Resource, dra_object_of, environment_of, error
 from gpu_dra.core.yamlsource import format_path

@@ -64,7 +64,7 @@ def needing_device_plugin(stack: Stack, manifests: Iterable[NamedManifest]) -> l
         workloads += found
         claims += more
     out: list[dict[str, Any]] = []
-    platform = stack.config.cluster.platform.value
+    platform = stack.config.cluster.platform
     for verdict in migrate.plan(stack, workloads, claims, rewrites=False).verdicts:  # in the order teams name them
         workload, placement = verdict.workload, verdict.placement
         need = workload.per_pod()

@@ -10,15 +10,15 @@ from typing import Any
 
 from gpu_dra.core.analysis.allocator import MAX_RESULTS
 from gpu_dra.core.data import UNKNOWN
-from gpu_dra.core.dra.objects import DeviceChoice, DeviceClass, ResourceClaim
+from gpu_dra.core.dra.claims import DeviceClass, RequestChoice, ResourceClaim
 from gpu_dra.core.dra.quantity import QuantityError, parse_quantity
 from gpu_dra.core.facts.labels import ALLOCATION_LABEL, NODE_GROUP_LABEL
 from gpu_dra.core.facts.nvidia import DEFAULT_CHART_VERSION
+from gpu_dra.core.facts.pulumi_types import NODE_GROUP
 from gpu_dra.core.findings import Finding
 from gpu_dra.core.policy.resources import (
     DAEMON_SET_TYPE,
     NAMESPACE_TYPE,
-    NODE_GROUP_TYPE,
     QUOTA_TYPE,
     RESOURCE_TYPES,
     Context,
@@ -191,7 +191,7 @@ def team_file_platform_keys(resources: list[Resource], context: Context) -> list
     return out
 
 
-def _charge(choice: DeviceChoice) -> tuple[int, Loc]:
+def _charge(choice: RequestChoice) -> tuple[int, Loc]:
     """The devices quota admission charges one request alternative, and where that number is written: its count
     (ExactCount; 1 when not written, as the API server defaults it), or AllocationResultsMaxSize (32) for `All`, the
     most one allocation can hold; an unknown mode is charged nothing."""
@@ -322,7 +322,7 @@ def dra_group_has_capacity(resource: Resource, context: Context) -> list[Finding
 
     So it is a resource rule on the group's own inputs: nothing else in the stack changes the verdict, and it stops
     `pulumi up` (mandatory in prod) before the group is created or changed."""
-    if resource.type != NODE_GROUP_TYPE:
+    if resource.type != NODE_GROUP:
         return []
     rule = "dra-group-has-capacity"
     labels = resource.props.get("labels")

@@ -23,14 +23,14 @@ from functools import cached_property
 from typing import Any
 
 from gpu_dra.core.analysis.inventory import GroupSpec
-from gpu_dra.core.checks.target import Target
-from gpu_dra.core.config import nvidia_driver
-from gpu_dra.core.config.models import ChartName, DraDriver
 from gpu_dra.core.data import UNKNOWN, plain, unknown_paths
-from gpu_dra.core.dra.objects import DeviceClass, ResourceClaim, parse_object
+from gpu_dra.core.dra.claims import DeviceClass, ResourceClaim, parse_object
 from gpu_dra.core.facts.gates import DEFAULT_KUBERNETES_VERSION
 from gpu_dra.core.facts.labels import ENVIRONMENT_TAG, NODE_GROUP_LABEL
-from gpu_dra.core.facts.nvidia import DEFAULT_CHART_VERSION, DEFAULT_LEVEL
+from gpu_dra.core.facts.nvidia import DEFAULT_CHART_VERSION, DEFAULT_LEVEL, release_level_of
+from gpu_dra.core.facts.nvidia_driver import ChartName
+from gpu_dra.core.facts.pulumi_types import CHART, LAUNCH_TEMPLATE, NODE_GROUP, is_kubernetes_object
+from gpu_dra.core.facts.target import Platform, Target
 from gpu_dra.core.findings import ERROR, NOT_JUDGED, Finding
 from gpu_dra.core.render import charts, names
 from gpu_dra.core.render.nodes import EKS_TAINT_EFFECTS
@@ -41,16 +41,10 @@ RESOURCE_TYPES = {
     "ResourceClaim": "kubernetes:resource.k8s.io/v1:ResourceClaim",
     "ResourceClaimTemplate": "kubernetes:resource.k8s.io/v1:ResourceClaimTemplate",
 }
-EKS_CLUSTER_TYPE = "aws:eks/cluster:Cluster"
-NODE_GROUP_TYPE = "aws:eks/nodeGroup:NodeGroup"
-LAUNCH_TEMPLATE_TYPE = "aws:ec2/launchTemplate:LaunchTemplate"
-CHART_TYPE = "kubernetes:helm.sh/v4:Chart"
 DAEMON_SET_TYPE = "kubernetes:apps/v1:DaemonSet"
 NAMESPACE_TYPE = "kubernetes:core/v1:Namespace"
 QUOTA_TYPE = "kubernetes:core/v1:ResourceQuota"
 EXACT_VERSION = re.compile(r"^v?\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$")  # a chart version naming one release
-# Components whose children the engine registers (remote components): nothing of theirs is judged.
-REMOTE_COMPONENTS = ("eks:index:", "kubernetes:helm.sh/", "kubernetes:yaml/")
 
 
 @dataclass(frozen=True)
@@ -67,7 +61,7 @@ class Resource:
 
     @cached_property
     def kubernetes_object(self) -> bool:
-        return self.type.startswith("kubernetes:") and not self.type.startswith(REMOTE_COMPONENTS)
+        return is_kubernetes_object(self.type)
 
     @cached_property
     def unknown(self) -> tuple[str, ...]:
@@ -104,11 +98,11 @@ class Resource:
 
     @property
     def is_dra_chart(self) -> bool:
-        return self.type == CHART_TYPE and self.name == names.DRA_DRIVER_CHART
+        return self.type == CHART and self.name == names.DRA_DRIVER_CHART
 
     @property
     def is_device_plugin_chart(self) -> bool:
-        return self.type == CHART_TYPE and self.name == names.DEVICE_PLUGIN_CHART
+        return self.type == CHART and self.name == names.DEVICE_PLUGIN_CHART
 
 
 @dataclass(frozen=True)
@@ -150,7 +144,7 @@ class Context:
 def rendered_by_chart(urn: str) -> bool:
     """Whether a URN names an object a helm.v4.Chart rendered: its type chain runs through the Chart
     (urn:pulumi:<stack>::<project>::<type chain>::<name>)."""
-    return urn.count("::") >= 3 and f"{CHART_TYPE}$" in urn.split("::")[2]
+    return urn.count("::") >= 3 and f"{CHART}$" in urn.split("::")[2]
 
 
 def pinned(chart_version: str) -> bool:
@@ -181,10 +175,9 @@ def context_from(config: Mapping[str, Any]) -> Context:
     chart = ChartName(config.get("chart", ChartName.dra_driver_nvidia_gpu.value))
     chart_version = str(config.get("chartVersion", DEFAULT_CHART_VERSION))
     # An unpinned chart is judged as the default release, what lint assumes.
-    level = (nvidia_driver.release_level(DraDriver(chart=chart, version=chart_version)) if pinned(chart_version)
-             else DEFAULT_LEVEL)
+    level = release_level_of(chart_version) if pinned(chart_version) else DEFAULT_LEVEL
     target = Target(str(config.get("kubernetesVersion", DEFAULT_KUBERNETES_VERSION)),
-                    str(config.get("platform", "eks")),
+                    Platform(config.get("platform", Platform.eks)),
                     {str(k): bool(v) for k, v in (config.get("featureGates") or {}).items()}, level)
     classes = config.get("deviceClasses")
     today = datetime.date.fromisoformat(str(config["today"])) if config.get("today") else datetime.date.today()
@@ -229,7 +222,7 @@ def unknown_objects(rule: str, resources: Sequence[Resource], what: str) -> list
 
 
 @dataclass(frozen=True)
-class NodeGroup:
+class EngineNodeGroup:
     """A GPU node group gpu-dra manages, read from the `aws:eks/nodeGroup:NodeGroup` that pulumi-eks's
     ManagedNodeGroup registers (pulumi/pulumi-eks@7bf0c1b1 nodejs/eks/nodes/nodegroup.ts:2090-2117)."""
 
@@ -259,16 +252,16 @@ def _template_instance_types(reference: Any, templates: Mapping[Any, Mapping[str
     return [instance_type] if instance_type else []
 
 
-def node_groups(resources: Iterable[Resource]) -> tuple[list[NodeGroup], list[Resource]]:
+def node_groups(resources: Iterable[Resource]) -> tuple[list[EngineNodeGroup], list[Resource]]:
     """The GPU node groups (those carrying gpu-dra's group label), and the node groups whose labels, instance types
     (their own, else their launch template's), size or taints are unknown."""
     effects = {v: k for k, v in EKS_TAINT_EFFECTS.items()}
     resources = list(resources)
     templates = {r.props["id"]: r.props for r in resources
-                 if r.type == LAUNCH_TEMPLATE_TYPE and isinstance(r.props.get("id"), str)}
+                 if r.type == LAUNCH_TEMPLATE and isinstance(r.props.get("id"), str)}
     found, unknown = [], []
     for resource in resources:
-        if resource.type != NODE_GROUP_TYPE:
+        if resource.type != NODE_GROUP:
             continue
         props = resource.props
         labels, scaling = props.get("labels") or {}, props.get("scalingConfig") or {}
@@ -281,8 +274,8 @@ def node_groups(resources: Iterable[Resource]) -> tuple[list[NodeGroup], list[Re
             continue
         if NODE_GROUP_LABEL not in labels:
             continue  # the system group, or a group gpu-dra does not manage
-        found.append(NodeGroup(resource, str(labels[NODE_GROUP_LABEL]), [str(t) for t in types],
-                               int(scaling.get("maxSize", 0) or 0), {str(k): str(v) for k, v in labels.items()},
+        found.append(EngineNodeGroup(resource, str(labels[NODE_GROUP_LABEL]), [str(t) for t in types],
+                                     int(scaling.get("maxSize", 0) or 0), {str(k): str(v) for k, v in labels.items()},
                                [{"key": t.get("key"), "value": t.get("value"),
                                  "effect": effects.get(t.get("effect"), t.get("effect"))} for t in taints]))
     return found, unknown

@@ -22,15 +22,14 @@ from gpu_dra.core.checks.manifest_lint import selector_sites
 from gpu_dra.core.data import plain
 from gpu_dra.core.dra.cel import CompileError, check_selector, compile_selector, device_view, evaluate
 from gpu_dra.core.dra.cel.lexer import device_lookups, tokenize
-from gpu_dra.core.dra.claims import claims_from_objects, classes_from_objects
-from gpu_dra.core.dra.objects import DeviceClass, ResourceClaim
+from gpu_dra.core.dra.claims import DeviceClass, ResourceClaim, claims_from_objects, classes_from_objects
 from gpu_dra.core.facts import nvidia
 from gpu_dra.core.facts.labels import ALLOCATION_LABEL
 from gpu_dra.core.findings import Finding
 from gpu_dra.core.policy.resources import (
     RESOURCE_TYPES,
     Context,
-    NodeGroup,
+    EngineNodeGroup,
     Resource,
     dra_object_of,
     dra_objects,
@@ -134,7 +133,7 @@ def dra_device_class_exists(resource: Resource, context: Context) -> list[Findin
     return out
 
 
-def _fleet_specs(groups: list[NodeGroup], unknown_groups: list[Resource], context: Context) -> list[GroupSpec]:
+def _fleet_specs(groups: list[EngineNodeGroup], unknown_groups: list[Resource], context: Context) -> list[GroupSpec]:
     """The GPU node groups the stack creates or, on an existing cluster (no node group resources), the node pools
     the pack config declares: the fleet `gpu-dra explain --stack S` synthesizes too (inventory.synthesize)."""
     if not groups and not unknown_groups:

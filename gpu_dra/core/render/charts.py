@@ -14,11 +14,9 @@ from typing import Any
 
 from gpu_dra.core.config.models import (
     AllocationMode,
-    ChartName,
     DriverSource,
     NodeGroup,
     NodePool,
-    Platform,
     StackConfig,
 )
 from gpu_dra.core.dra.scheduling import schedules_on
@@ -30,6 +28,8 @@ from gpu_dra.core.facts.labels import (
     SYSTEM_NODE_LABEL,
 )
 from gpu_dra.core.facts.nvidia import DEVICE_PLUGIN_CHART_DEFAULTS, DRA_CHART_DEFAULTS
+from gpu_dra.core.facts.nvidia_driver import ChartName
+from gpu_dra.core.facts.target import Platform
 from gpu_dra.core.render.nodes import device_plugin_source
 
 DRIVER_ROOTS = {DriverSource.host: "/", DriverSource.gpu_operator: "/run/nvidia/driver"}
@@ -186,11 +186,7 @@ DEVICE_CLASS_TYPE = "kubernetes:resource.k8s.io/v1:DeviceClass"
 
 def drops_extended_resource_name(config: StackConfig) -> bool:
     """Whether the chart's DeviceClasses lose `extendedResourceName` on this stack: the gate is off on its cluster."""
-    from gpu_dra.core.facts import gates
-
-    cluster = config.cluster
-    return not gates.enabled("DRAExtendedResource", cluster.kubernetes_version, cluster.platform.value,
-                             dict(cluster.feature_gates))
+    return not config.target.enabled("DRAExtendedResource")
 
 
 def without_extended_resource_name(resource_type: str, props: Mapping[str, Any]) -> Mapping[str, Any] | None:

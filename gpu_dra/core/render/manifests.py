@@ -17,11 +17,11 @@ from gpu_dra.core.config.models import (
     DeviceClassConfig,
     Request,
     Sharing,
-    SharingStrategy,
     Stack,
     Team,
 )
 from gpu_dra.core.facts.nvidia import DRIVER_NAME
+from gpu_dra.core.facts.nvidia_driver import SharingStrategy
 from gpu_dra.core.render.selectors import selector_expressions
 
 RESOURCE_API = "resource.k8s.io/v1"

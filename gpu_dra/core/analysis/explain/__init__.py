@@ -15,7 +15,6 @@ Each node's search stops at the scheduler's filter timeout, and all of them when
 """
 
 from .explainer import Explainer
-from .gates import features_for, taint_rule_gate
 from .report import (
     BINDING_NOT_SIMULATED,
     CEL_COMPILE,
@@ -33,5 +32,4 @@ from .taints import TaintRuleError
 __all__ = [
     "BINDING_NOT_SIMULATED", "CEL_COMPILE", "CEL_RUNTIME", "EXAMPLES", "FILTER_TIMED_OUT", "FILTER_TIMEOUT",
     "MISSING_CLASS", "ClaimReport", "ClaimVerdict", "Explainer", "TaintRuleError", "binding_as_dict", "binding_waits",
-    "features_for", "taint_rule_gate",
 ]

@@ -9,15 +9,16 @@ from dataclasses import replace
 from typing import Any
 
 from gpu_dra.core.analysis.allocator import Features
+from gpu_dra.core.analysis.features import features_for
 from gpu_dra.core.analysis.inventory import Device, Inventory
 from gpu_dra.core.analysis.pools import Node
-from gpu_dra.core.dra.claims import DeviceId
-from gpu_dra.core.dra.objects import DeviceChoice, ResourceClaim
+from gpu_dra.core.dra.claims import DeviceId, RequestChoice, ResourceClaim
 from gpu_dra.core.facts import nvidia
+from gpu_dra.core.facts.target import Target
 from gpu_dra.core.findings import ERROR, Finding
 
 from .fleet import NOTHING_BUSY, Busy, Fleet, Matched
-from .gates import as_stored, features_for
+from .gates import as_stored
 from .reasons import UnallocatableReasons, constraint_reason, failing_term
 from .report import CEL_RUNTIME, INVALID_CLAIM, MISSING_CLASS, ClaimReport, ClaimVerdict, RequestReport
 from .search import FILTER_TIMEOUT, SEARCH_BUDGET, NodeSearch
@@ -34,11 +35,11 @@ class Explainer:
         """`consumable_capacity` defaults on: the scheduler compiles stored selectors with every field declared
         (StoredExpressions, kubernetes/dynamic-resource-allocation@v0.34.0:cel/cache.go;
         docs/sources.md#cel-environment); the API server decides what may be stored. `features`: the allocator's
-        switches (default: a Kubernetes 1.34 EKS scheduler's, `features_for()`). Each search is stopped after
-        `filter_timeout`, or when all of them have taken `search_budget`, on `clock`."""
+        switches (default: the default version's EKS scheduler's, `features_for(Target())`). Each search is stopped
+        after `filter_timeout`, or when all of them have taken `search_budget`, on `clock`."""
         self.classes = {**nvidia.CHART_CLASS_SELECTORS, **classes}
         self.consumable_capacity = consumable_capacity
-        self.features = features if features is not None else features_for()
+        self.features = features if features is not None else features_for(Target())
         self.selectors = SelectorEvaluator(consumable_capacity)
         self.search = NodeSearch(self.classes, self.features, clock, filter_timeout, search_budget)
         self.reasons = UnallocatableReasons(self.features)
@@ -98,7 +99,7 @@ class Explainer:
             return report, None
         claim = as_stored(claim, self.features)  # what the scheduler reads, from the match on
         held = self._busy(in_use, {claim.name})  # its own devices are not busy
-        choices_by_request: list[list[tuple[DeviceChoice, Any]]] = []
+        choices_by_request: list[list[tuple[RequestChoice, Any]]] = []
         for request in claim.requests:
             choices = []
             for spec in request.choices:
@@ -119,7 +120,7 @@ class Explainer:
         attributes = tuple(c.match_attribute or c.distinct_attribute or "" for c in claim.constraints)
         return report, Matched(claim, report, choices_by_request, attributes)
 
-    def _match_choice(self, spec: DeviceChoice, claim: str, inventory: Inventory, held: Busy, report: ClaimReport,
+    def _match_choice(self, spec: RequestChoice, claim: str, inventory: Inventory, held: Busy, report: ClaimReport,
                       request_report: RequestReport) -> Any:
         """Fill one request's (or subrequest's) report: its matching devices, the others by reason, those other
         claims hold; the key of its matching devices, as the fleet reads it."""

@@ -14,16 +14,8 @@ from typing import Any
 from gpu_dra.core.analysis.allocator import KNOWN_KINDS, ClaimAllocation
 from gpu_dra.core.analysis.inventory import Device, Inventory
 from gpu_dra.core.analysis.pools import Node, gather_pools, node_matches
-from gpu_dra.core.dra.claims import DeviceId
-from gpu_dra.core.dra.objects import (
-    AllocatedDevice,
-    DeviceChoice,
-    NodeSelection,
-    Pool,
-    ResourceClaim,
-    ResourceSlice,
-    SliceDevice,
-)
+from gpu_dra.core.dra.claims import AllocatedDevice, DeviceId, RequestChoice, ResourceClaim
+from gpu_dra.core.dra.slices import NodeSelection, ResourcePool, ResourceSlice, SliceDevice
 
 from .report import Allocation, ClaimReport, SearchStopped
 
@@ -34,7 +26,7 @@ class Matched:
 
     claim: ResourceClaim
     report: ClaimReport
-    choices: list[list[tuple[DeviceChoice, Any]]]
+    choices: list[list[tuple[RequestChoice, Any]]]
     attributes: tuple[str, ...]  # the constrained attributes
 
 
@@ -44,7 +36,7 @@ def _fields_but(cls: type, skipped: Collection[str]) -> Callable[[Any], tuple[An
 
 
 _SLICE_SHAPE = _fields_but(ResourceSlice, ("name", "source", "pool", "node_selection", "devices"))
-_POOL_SHAPE = _fields_but(Pool, ("name",))
+_POOL_SHAPE = _fields_but(ResourcePool, ("name",))
 _DEVICE_SHAPE = _fields_but(SliceDevice, ("attributes", "node_selection", "convertible"))
 
 

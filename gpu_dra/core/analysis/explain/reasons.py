@@ -11,8 +11,7 @@ from typing import Any
 from gpu_dra.core.analysis.allocator import Features, untolerated
 from gpu_dra.core.analysis.inventory import Device
 from gpu_dra.core.dra.cel.lexer import Token, device_lookups, tokenize
-from gpu_dra.core.dra.claims import DeviceId
-from gpu_dra.core.dra.objects import Constraint, DeviceChoice
+from gpu_dra.core.dra.claims import DeviceConstraint, DeviceId, RequestChoice
 
 from .fleet import Busy, Fleet, Matched
 from .report import RequestReport
@@ -88,7 +87,7 @@ def failing_term(selectors: SelectorEvaluator, expression: str, device: Device) 
 # --------------------------------------------------------------------------------------------- claims
 
 
-def constraint_reason(constraints: list[Constraint], requests: list[RequestReport], node: str) -> str:
+def constraint_reason(constraints: list[DeviceConstraint], requests: list[RequestReport], node: str) -> str:
     """Enough devices match, but not together: show the constrained values on a node that has the devices."""
     parts = []
     for constraint in constraints:
@@ -192,7 +191,7 @@ class UnallocatableReasons:
         return ("cannot allocate all claims: no single node has enough matching, free devices for all requests "
                 f"together{' within the constraints' if matched.claim.constraints else ''}{more}")
 
-    def _unavailable(self, device: Device, spec: DeviceChoice | None, fleet: Fleet,
+    def _unavailable(self, device: Device, spec: RequestChoice | None, fleet: Fleet,
                      busy: Mapping[DeviceId, str]) -> str | None:
         """Why the allocator cannot take a matching device whatever else it picks, or None."""
         holder = busy.get(DeviceId(device.driver, device.pool, device.name))

@@ -20,7 +20,8 @@ from gpu_dra.core.analysis.allocator import (
 from gpu_dra.core.analysis.pools import Node
 from gpu_dra.core.dra.cel import CompileError
 from gpu_dra.core.dra.cel.compile import CompiledSelector
-from gpu_dra.core.dra.objects import AllocatedDevice, ResourceClaim, ResourceSlice
+from gpu_dra.core.dra.claims import AllocatedDevice, ResourceClaim
+from gpu_dra.core.dra.slices import ResourceSlice
 from gpu_dra.core.findings import ERROR, Finding
 
 from .fleet import Busy, Fleet, Matched

@@ -10,7 +10,8 @@ from typing import Any
 from gpu_dra.core.analysis.allocator import Features
 from gpu_dra.core.analysis.inventory import Device, Inventory, devices_of
 from gpu_dra.core.dra.cel import CompileError
-from gpu_dra.core.dra.objects import DeviceTaintRule, ResourceSlice
+from gpu_dra.core.dra.slices import ResourceSlice
+from gpu_dra.core.dra.taint_rules import DeviceTaintRule
 
 from .views import SelectorEvaluator
 

@@ -9,13 +9,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from gpu_dra.core.analysis.explain import Explainer, features_for
+from gpu_dra.core.analysis.explain import Explainer
+from gpu_dra.core.analysis.features import features_for
 from gpu_dra.core.analysis.inventory import SHARED, Inventory, synthesize
 from gpu_dra.core.analysis.migrate.stack_view import GroupView, cluster_nodes
 from gpu_dra.core.analysis.pods import PodReport, PodSpec, explain_pods, pods_from_objects
 from gpu_dra.core.config.models import Stack
-from gpu_dra.core.dra.claims import claims_from_objects, classes_from_objects
-from gpu_dra.core.dra.objects import ResourceClaim
+from gpu_dra.core.dra.claims import ResourceClaim, claims_from_objects, classes_from_objects
 from gpu_dra.core.render import manifests
 
 
@@ -39,12 +39,10 @@ class PodExplainer:
 
     def __init__(self, stack: Stack, views: Sequence[GroupView], claim_objects: Sequence[Mapping[str, Any]],
                  cache: dict[str, PodOutcome | None] | None = None):
-        cluster = stack.config.cluster
         self.nodes = cluster_nodes(views)
         self.inventory: Inventory = synthesize(stack.config)
         self.explainer = Explainer(classes_from_objects(manifests.stack_device_classes(stack)),
-                                   features=features_for(cluster.kubernetes_version, cluster.platform.value,
-                                                         dict(cluster.feature_gates)))
+                                   features=features_for(stack.config.target))
         # The stack's templates and the claims given, parsed once: each workload's pod is explained against them.
         self.claims = claims_from_objects([
             *(manifests.claim_template(team, t) for team in stack.teams for t in team.claim_templates),

@@ -42,10 +42,8 @@ class _Planner:
     def __init__(self, stack: Stack, claim_objects: Sequence[Mapping[str, Any]],
                  cache: dict[str, PodOutcome | None] | None = None, rewrites: bool = True):
         self.rewrites = rewrites
-        config = stack.config
-        cluster = config.cluster
         self.stack = stack
-        self.version, self.platform = cluster.kubernetes_version, cluster.platform.value
+        self.target = stack.config.target
         self.views = group_views(stack)
         self.pods = PodExplainer(stack, self.views, claim_objects, cache)
         self.mappings = mappings(stack)
@@ -110,8 +108,8 @@ class _Planner:
         names = ", ".join(f"{m.device_class} ({m.origin}) maps {m.resource}" for m in mapped if m)
         classes = ", ".join(dict.fromkeys(m.device_class for m in mapped if m))
         if not self.effective:
-            return Reason(f"{names}, but {gate_off_reason(self.stack)}",
-                          f"the {classes} mapping is dropped on {self.version}")
+            return Reason(f"{names}, but {gate_off_reason(self.target)}",
+                          f"the {classes} mapping is dropped on {self.target.kubernetes_version}")
         claim_name = f"{workload.name}-extended-resources"[:253]
         claim = {"apiVersion": manifests.RESOURCE_API, "kind": "ResourceClaim",
                  "metadata": {"name": claim_name, "namespace": workload.namespace},
@@ -122,7 +120,7 @@ class _Planner:
                      for m in mapped if m]}}}
         pod = copy.deepcopy(workload.obj)
         spec = pod_spec(pod)
-        spec["tolerations"] = [*(spec.get("tolerations") or []), *admission_tolerations(need, self.platform)]
+        spec["tolerations"] = [*(spec.get("tolerations") or []), *admission_tolerations(need, self.target.platform)]
         spec["resourceClaims"] = [*(spec.get("resourceClaims") or []),
                                   {"name": "extended-resources", "resourceClaimName": claim_name}]
         report = self.pods.explain(pod, [claim])
@@ -167,7 +165,7 @@ class _Planner:
                           f"the device plugin advertises no {', '.join(other)}")
         count = need[GPU]
         spec = {**workload.spec, "tolerations": [*(workload.spec.get("tolerations") or []),
-                                                 *admission_tolerations(need, self.platform)]}
+                                                 *admission_tolerations(need, self.target.platform)]}
         daemon = {name for _, name in nodes} if workload.replicas is None else None
         fit = first_fit.place(placement.pending, count, spec, list(capacity.values()), daemon)
         for name, pods in fit.placed.items():
@@ -181,8 +179,8 @@ class _Planner:
             mapping = placement.mapping
             assert mapping is not None
             return 3, (f"Served unchanged: DeviceClass {mapping.device_class} ({mapping.origin}) maps "
-                       f"{mapping.resource} and DRAExtendedResource is on in Kubernetes {self.version}, so its pods "
-                       f"({resources}) run on DRA nodes as they are.")
+                       f"{mapping.resource} and DRAExtendedResource is on in Kubernetes "
+                       f"{self.target.kubernetes_version}, so its pods ({resources}) run on DRA nodes as they are.")
         if placement.pods and not placement.pending:
             groups = ", ".join(placement.device_plugin)
             later = ""
@@ -214,9 +212,9 @@ class _Planner:
             choices[resource] = choice
         verdict.templates = list(choices.values())
         manifest = rewrite(workload, choices, self.tolerations)
-        result = Rewrite(manifest, self.version)
+        result = Rewrite(manifest, self.target.kubernetes_version)
         try:
-            schema_validate(manifest, self.version, strict=True)
+            schema_validate(manifest, self.target.kubernetes_version, strict=True)
         except kubernetes_validate.ValidationError as error:
             result.schema_error = f"{'.'.join(str(p) for p in error.path) or '(object)'}: {error.message}"
         verdict.rewrite = result
@@ -296,7 +294,7 @@ def plan(stack: Stack, workloads: Sequence[Workload], claim_objects: Sequence[Ma
     capacity = {v.name: GroupCapacity.of(v) for v in planner.views
                 if v.mode == AllocationMode.device_plugin.value}
     verdicts = [planner.verdict(w, capacity) for w in workloads]
-    result = Plan(stack.name, planner.version, planner.platform, planner.effective, planner.mappings,
+    result = Plan(stack.name, planner.target, planner.effective, planner.mappings,
                   list(capacity.values()), verdicts, tuple(without))
     result.notes += [n for n in planner.pods.inventory.notes if "device-plugin" not in n]
     return result

@@ -11,10 +11,11 @@ from gpu_dra.core.analysis.inventory import pool_spec
 from gpu_dra.core.analysis.migrate.workloads import MigrateError
 from gpu_dra.core.analysis.pods import ClusterNode
 from gpu_dra.core.analysis.pools import Node
-from gpu_dra.core.config.models import AllocationMode, NodeGroup, NodePool, Platform, Stack
+from gpu_dra.core.config.models import AllocationMode, NodeGroup, NodePool, Stack
 from gpu_dra.core.facts import gates
 from gpu_dra.core.facts.hardware import INSTANCE_TYPES
 from gpu_dra.core.facts.labels import GPU_TAINT_KEY, SYSTEM_NODE_LABEL
+from gpu_dra.core.facts.target import Platform, Target
 from gpu_dra.core.render import charts
 from gpu_dra.core.render.chart_templates import chart_objects
 from gpu_dra.core.render.nodes import node_labels, node_taints, well_known_labels
@@ -115,21 +116,21 @@ def mappings_effective(stack: Stack) -> bool:
     return not charts.drops_extended_resource_name(stack.config)
 
 
-def gate_off_reason(stack: Stack) -> str:
-    cluster = stack.config.cluster
-    state = gates.state("DRAExtendedResource", cluster.kubernetes_version)
-    stage = f"{state.stage} in {cluster.kubernetes_version}" if state else f"absent in {cluster.kubernetes_version}"
-    platform = "; EKS runs no alpha gates" if cluster.platform is Platform.eks else " and not declared on"
+def gate_off_reason(target: Target) -> str:
+    version = target.kubernetes_version
+    state = gates.state("DRAExtendedResource", version)
+    stage = f"{state.stage} in {version}" if state else f"absent in {version}"
+    platform = "; EKS runs no alpha gates" if target.platform is Platform.eks else " and not declared on"
     return f"DRAExtendedResource is off ({stage}{platform}), so the API server drops extendedResourceName"
 
 
-def admission_tolerations(resources: Iterable[str], platform: str) -> list[dict[str, str]]:
+def admission_tolerations(resources: Iterable[str], platform: Platform) -> list[dict[str, str]]:
     """The tolerations the ExtendedResourceToleration admission plugin adds to a pod requesting extended resources:
     key = the resource, Exists, NoSchedule (https://kubernetes.io/docs/reference/access-authn-authz/
     admission-controllers/#extendedresourcetoleration). EKS enables it on every platform version
     (https://docs.aws.amazon.com/eks/latest/userguide/platform-versions.html); an existing cluster may not, so none
     are assumed there. So `nvidia.com/gpu: 1` pods tolerate the DRA groups' `nvidia.com/gpu` taint, MIG ones do not."""
-    if platform != "eks":
+    if platform is not Platform.eks:
         return []
     return [{"key": r, "operator": "Exists", "effect": "NoSchedule"} for r in sorted(resources)]
 

@@ -10,9 +10,9 @@ from typing import Any
 
 import yaml
 
-from gpu_dra.core.config.models import AllocationCount, ClaimTemplate, DeviceType, SharingStrategy, Stack, Team
-from gpu_dra.core.config.nvidia_driver import SHARING_GATES, effective_gates
+from gpu_dra.core.config.models import AllocationCount, ClaimTemplate, DeviceType, Stack, Team
 from gpu_dra.core.facts.nvidia import DEVICE_PLUGIN_GPU, DEVICE_PLUGIN_MIG_PREFIX
+from gpu_dra.core.facts.nvidia_driver import SHARING_GATES, SharingStrategy, effective_gates
 from gpu_dra.core.render import manifests
 
 GPU, MIG_PREFIX = DEVICE_PLUGIN_GPU, DEVICE_PLUGIN_MIG_PREFIX
@@ -166,7 +166,8 @@ def _choice(want: Wanted, team: Team | None, stack: Stack, namespace: str, templ
                      "creates this template there: host the namespace's team (gpu-dra:teams) or move the workload")
     if template.sharing is not None:
         gate = SHARING_GATES[template.sharing.strategy]
-        if not effective_gates(stack.config.dra_driver).get(gate):
+        driver = stack.config.dra_driver
+        if not effective_gates(driver.version, driver.feature_gates).get(gate):
             notes.append(f"{template.sharing.strategy.value} sharing needs the DRA driver gate {gate} (alpha), off on "
                          f"stack {stack.name}: set gpu-dra:draDriver.featureGates.{gate}: true, or the stack refuses "
                          "the template")

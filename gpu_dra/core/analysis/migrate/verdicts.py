@@ -11,6 +11,7 @@ from gpu_dra.core.analysis.migrate.stack_view import ExtendedMapping, GroupView
 from gpu_dra.core.analysis.migrate.templates import TemplateChoice
 from gpu_dra.core.analysis.migrate.workloads import Workload
 from gpu_dra.core.analysis.placement import DevicePluginGroup
+from gpu_dra.core.facts.target import Target
 
 PHASES = (1, 2, 3)
 
@@ -114,8 +115,7 @@ class Plan:
     """Every GPU workload of the inputs on one stack (less the groups `without` names)."""
 
     stack: str
-    version: str
-    platform: str
+    target: Target
     effective: bool
     mappings: dict[str, ExtendedMapping]
     groups: list[GroupCapacity]
@@ -131,7 +131,8 @@ class Plan:
         return {phase: sum(1 for v in self.verdicts if v.phase == phase) for phase in PHASES}
 
     def as_dict(self) -> dict[str, Any]:
-        return {"stack": self.stack, "kubernetes": {"version": self.version, "platform": self.platform},
+        return {"stack": self.stack, "kubernetes": {"version": self.target.kubernetes_version,
+                                                    "platform": self.target.platform},
                 "without": list(self.without),
                 "extended_resources": {"effective": self.effective, "mappings": [
                     {"resource": m.resource, "device_class": m.device_class, "origin": m.origin}

@@ -14,7 +14,8 @@ import kubernetes_validate
 from gpu_dra.core.analysis.inventory import objects_in_document
 from gpu_dra.core.analysis.pods import POD_TEMPLATES
 from gpu_dra.core.dra import k8s_schema, metadata
-from gpu_dra.core.dra.objects import ObjectError, parse_claim
+from gpu_dra.core.dra.claims import parse_claim
+from gpu_dra.core.dra.objects import ObjectError
 from gpu_dra.core.dra.quantity import QuantityError, parse_quantity
 from gpu_dra.core.yamlsource import Loc, Located, format_path
 
@@ -251,7 +252,7 @@ def _validate(reader: _Reader, version: str, strict: bool) -> None:
 
 
 def _claim_object(reader: _Reader) -> dict[str, Any]:
-    _validate(reader, "1.36", strict=False)  # any served version, as explain reads them (cli.common.validate_objects)
+    _validate(reader, "1.36", strict=False)  # any served version, as explain reads them (cli.sources.validate_objects)
     try:
         parse_claim(reader.obj)
     except ObjectError as error:

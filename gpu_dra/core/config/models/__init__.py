@@ -14,12 +14,9 @@ from gpu_dra.core.config.models.choices import (
     AllocationMode,
     AmiType,
     CapacityType,
-    ChartName,
     DeviceType,
     DriverSource,
     Environment,
-    Platform,
-    SharingStrategy,
     SupportType,
     TaintEffect,
 )
@@ -42,8 +39,7 @@ from gpu_dra.core.config.models.templates import (
 __all__ = [
     "ADMIN_ACCESS_LABEL", "CONFIG_NAMESPACE", "DESCRIPTION_ANNOTATION", "MAX_TEMPLATES_PER_STACK", "STRICT",
     "SUPPORTED_KUBERNETES_VERSIONS", "AccessEntry", "AllocationCount", "AllocationMode", "AmiType", "CapacityType",
-    "ChartName", "ClaimTemplate", "Cluster", "DeviceChoice", "DeviceClassConfig", "DeviceType", "DraDriver",
-    "DriverSource", "Environment", "Match", "NewVpc", "NodeGroup", "NodePool", "Platform", "PlatformKey", "Quota",
-    "Request", "Scaling", "Sharing", "SharingStrategy", "Stack", "StackConfig", "SupportType", "Taint", "TaintEffect",
-    "Team", "TeamHosting",
+    "ClaimTemplate", "Cluster", "DeviceChoice", "DeviceClassConfig", "DeviceType", "DraDriver", "DriverSource",
+    "Environment", "Match", "NewVpc", "NodeGroup", "NodePool", "PlatformKey", "Quota", "Request", "Scaling",
+    "Sharing", "Stack", "StackConfig", "SupportType", "Taint", "TaintEffect", "Team", "TeamHosting",
 ]

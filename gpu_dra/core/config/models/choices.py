@@ -1,4 +1,6 @@
-"""The words config keys allow, as enums: written as text in the files, and read by render, analysis and policy."""
+"""The words config keys allow, as enums: written as text in the files, and read by render, analysis and policy.
+The words that name facts (the platform, the driver's chart line, a sharing strategy) are the facts' enums
+(gpu_dra.core.facts.target, gpu_dra.core.facts.nvidia_driver), accepted as text by their fields' `strict=False`."""
 
 from __future__ import annotations
 
@@ -29,11 +31,6 @@ class AccessPolicy(Choice):
     admin = "admin"
     edit = "edit"
     view = "view"
-
-
-class Platform(Choice):
-    eks = "eks"
-    existing = "existing"
 
 
 class SupportType(Choice):
@@ -79,11 +76,6 @@ class TaintEffect(Choice):
     PreferNoSchedule = "PreferNoSchedule"
 
 
-class ChartName(Choice):
-    dra_driver_nvidia_gpu = "dra-driver-nvidia-gpu"
-    nvidia_dra_driver_gpu = "nvidia-dra-driver-gpu"
-
-
 class DeviceType(Choice):
     gpu = "gpu"
     mig = "mig"
@@ -92,8 +84,3 @@ class DeviceType(Choice):
 class AllocationCount(Choice):
     ExactCount = "ExactCount"
     All = "All"
-
-
-class SharingStrategy(Choice):
-    TimeSlicing = "TimeSlicing"
-    MPS = "MPS"

@@ -10,13 +10,14 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, Field, ValidationInfo, field_validator, model_validator
 
 from gpu_dra.core.config.models.base import Model, field_error
-from gpu_dra.core.config.models.choices import AccessPolicy, Platform, SupportType
+from gpu_dra.core.config.models.choices import AccessPolicy, SupportType
 from gpu_dra.core.config.models.fields import DnsLabel
 from gpu_dra.core.config.models.network import Endpoint, Networking
 from gpu_dra.core.config.models.nodes import SystemNodeGroup
 from gpu_dra.core.facts import eks, gates
 from gpu_dra.core.facts.eks import EXTENDED_PRICE_PER_HOUR, STANDARD_PRICE_PER_HOUR
 from gpu_dra.core.facts.gates import DEFAULT_KUBERNETES_VERSION
+from gpu_dra.core.facts.target import Platform
 
 SUPPORTED_KUBERNETES_VERSIONS = ("1.34", "1.35", "1.36")
 
@@ -92,7 +93,7 @@ class Cluster(Model):
     # Field order matters: the per-field platform checks below read `platform` and `kubernetesVersion` from
     # info.data, which holds the fields declared (and validated) before the one being checked.
     name: DnsLabel = Field(description="The EKS cluster name (or a label for an existing cluster)")
-    platform: Platform = Field(default=Platform.eks, description="eks (created here) or existing")
+    platform: Platform = Field(default=Platform.eks, strict=False, description="eks (created here) or existing")
     kubernetes_version: Annotated[str, AfterValidator(_kubernetes_version)] = DEFAULT_KUBERNETES_VERSION
     # EKS and pulumi-eks default to EXTENDED, which bills a version left behind without anyone deciding to pay.
     upgrade_policy: SupportType = Field(

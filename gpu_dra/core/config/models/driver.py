@@ -5,15 +5,15 @@ from __future__ import annotations
 from pydantic import Field, field_validator
 
 from gpu_dra.core.config.models.base import Model
-from gpu_dra.core.config.models.choices import ChartName
 from gpu_dra.core.config.models.fields import DnsLabel
 from gpu_dra.core.facts.nvidia import CHART_VERSION_PATTERN, DEFAULT_CHART_VERSION
+from gpu_dra.core.facts.nvidia_driver import ChartName
 
 
 class DraDriver(Model):
     """NVIDIA's DRA driver chart; the version is always pinned."""
 
-    chart: ChartName = ChartName.dra_driver_nvidia_gpu
+    chart: ChartName = Field(default=ChartName.dra_driver_nvidia_gpu, strict=False)
     version: str = Field(default=DEFAULT_CHART_VERSION, pattern=CHART_VERSION_PATTERN,
                          description="An exact chart version, never a range")
     repository: str | None = Field(default=None, pattern=r"^(oci|https)://",

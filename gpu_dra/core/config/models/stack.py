@@ -14,6 +14,8 @@ from gpu_dra.core.config.models.driver import DraDriver
 from gpu_dra.core.config.models.fields import dns_label
 from gpu_dra.core.config.models.nodes import NodeGroup, NodePool
 from gpu_dra.core.config.models.team import Team, TeamHosting
+from gpu_dra.core.facts.nvidia import release_level_of
+from gpu_dra.core.facts.target import Target
 
 CONFIG_NAMESPACE = "gpu-dra"
 
@@ -40,6 +42,14 @@ class StackConfig(Model):
         for name in values:
             dns_label(name)
         return values
+
+    @property
+    def target(self) -> Target:
+        """The cluster the stack's verdicts are for: its Kubernetes version, platform and declared gates, and the
+        pinned driver release."""
+        cluster = self.cluster
+        return Target(cluster.kubernetes_version, cluster.platform, dict(cluster.feature_gates),
+                      release_level_of(self.dra_driver.version))
 
     @property
     def protect(self) -> bool:

@@ -8,9 +8,10 @@ from pydantic import Field, model_validator
 from pydantic.alias_generators import to_camel
 
 from gpu_dra.core.config.models.base import Model, field_error
-from gpu_dra.core.config.models.choices import AllocationCount, SharingStrategy
+from gpu_dra.core.config.models.choices import AllocationCount
 from gpu_dra.core.config.models.classes import Match
 from gpu_dra.core.config.models.fields import Description, DnsLabel, DnsSubdomain, QualifiedName, Quantity
+from gpu_dra.core.facts.nvidia_driver import SharingStrategy
 
 # Claim templates a team file and a stack may hold: far above what a team writes by hand, and low enough that every
 # check of a stack (each template explained on the fleet, each one a resource of the program) ends within a minute
@@ -90,7 +91,7 @@ class Constraint(Model):
 class Sharing(Model):
     """GPU sharing through the NVIDIA driver's opaque GpuConfig."""
 
-    strategy: SharingStrategy
+    strategy: SharingStrategy = Field(strict=False)
     requests: list[str] = Field(default_factory=list, description="Requests it applies to; empty = all")
     interval: Literal["Default", "Short", "Medium", "Long"] | None = None
     active_thread_percentage: int | None = Field(default=None, ge=0, le=100)

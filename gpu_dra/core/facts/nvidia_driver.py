@@ -8,11 +8,23 @@ NVIDIA/k8s-dra-driver-gpu@v25.12.0 (docs/sources.md#nvidia-dra-driver).
 from __future__ import annotations
 
 import difflib
+from collections.abc import Mapping
 from dataclasses import dataclass
+from enum import StrEnum
 
-from gpu_dra.core.config.models import ChartName, DraDriver, SharingStrategy, StackConfig, Team
-from gpu_dra.core.facts import gates as kubernetes_gates
 from gpu_dra.core.facts.nvidia import CHART_RELEASES, parse_version, release_level_of
+
+
+# The two chart lines (the config's draDriver.chart). Enums here carry no docstring: the config's JSON Schema would.
+class ChartName(StrEnum):
+    dra_driver_nvidia_gpu = "dra-driver-nvidia-gpu"
+    nvidia_dra_driver_gpu = "nvidia-dra-driver-gpu"
+
+
+# How a claim template shares a GPU (the config's sharing.strategy); each needs its driver gate (SHARING_GATES).
+class SharingStrategy(StrEnum):
+    TimeSlicing = "TimeSlicing"
+    MPS = "MPS"
 
 
 @dataclass(frozen=True)
@@ -86,21 +98,17 @@ def unreleased(chart: ChartName, version: str) -> str | None:
             f"{', '.join(supported_releases(chart))}")
 
 
-def release_level(driver: DraDriver) -> tuple[int, int]:
-    """The pinned chart's release in the 0.x numbering of the gate table."""
-    return release_level_of(driver.version)
+def chart_reference(chart: ChartName, repository: str | None = None) -> str:
+    """The chart's reference for Helm: in `repository`, else in the chart line's official registry."""
+    return f"{(repository or CHART_LINES[chart].repository).rstrip('/')}/{chart.value}"
 
 
-def chart_reference(driver: DraDriver) -> str:
-    repository = driver.repository or CHART_LINES[driver.chart].repository
-    return f"{repository.rstrip('/')}/{driver.chart.value}"
-
-
-def effective_gates(driver: DraDriver) -> dict[str, bool]:
-    """The driver's gates as it will run: defaults of the pinned release, overridden by config."""
-    level = release_level(driver)
+def effective_gates(version: str, feature_gates: Mapping[str, bool]) -> dict[str, bool]:
+    """The driver's gates as it will run: defaults of the pinned release `version`, overridden by `feature_gates`
+    (the stack's draDriver.featureGates)."""
+    level = release_level_of(version)
     gates = {g.name: g.default for g in DRIVER_GATES.values() if g.since <= level}
-    gates.update(driver.feature_gates)
+    gates.update(feature_gates)
     return gates
 
 
@@ -122,8 +130,7 @@ def gate_conflicts(chart: ChartName, version: str, feature_gates: dict[str, bool
         first = ".".join(map(str, line.first_supported))
         return [("version", f"{chart.value} {version} is older than {first}, the first release gpu-dra supports: "
                             f"{line.why_first}")]
-    driver = DraDriver.model_validate({"chart": chart.value, "version": version, "featureGates": feature_gates})
-    level = release_level(driver)
+    level = release_level_of(version)
     for name in feature_gates:
         gate = DRIVER_GATES.get(name)
         if gate is None:
@@ -135,7 +142,7 @@ def gate_conflicts(chart: ChartName, version: str, feature_gates: dict[str, bool
         elif gate.since > level:
             problems.append((name, f"{name} arrives in driver release 0.{gate.since[1]}; {chart.value} {version} "
                                    "does not have it"))
-    gates = effective_gates(driver)
+    gates = effective_gates(version, feature_gates)
     for first, second in EXCLUSIVE_GATES:
         if gates.get(first) and gates.get(second):
             problems.append((first, f"{first} and {second} cannot both be on (the driver refuses to start)"))
@@ -151,21 +158,3 @@ def gate_conflicts(chart: ChartName, version: str, feature_gates: dict[str, bool
             problems.append((None, f"{who} uses {strategy.value} sharing, which the driver rejects unless "
                                    f"{needed}: true"))
     return problems
-
-
-def gate_problems(config: StackConfig, teams: list[Team]) -> list[tuple[tuple[str | int, ...], str]]:
-    """Driver gate mistakes of a stack as (path under gpu-dra:draDriver, message)."""
-    driver = config.dra_driver
-    sharing = [(f"team {team.name}'s template {t.name}", t.sharing.strategy)
-               for team in teams for t in team.claim_templates if t.sharing is not None]
-    out: list[tuple[tuple[str | int, ...], str]] = []
-    cluster = config.cluster
-    partitionable = kubernetes_gates.enabled("DRAPartitionableDevices", cluster.kubernetes_version,
-                                             cluster.platform.value, cluster.feature_gates)
-    for gate, message in gate_conflicts(driver.chart, driver.version, dict(driver.feature_gates), partitionable,
-                                        sharing):
-        if gate == "version":
-            out.append((("version",), message))
-        else:
-            out.append((("featureGates", gate) if gate else ("featureGates",), message))
-    return out
