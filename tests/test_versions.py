@@ -133,6 +133,16 @@ def test_declared_gates_count_on_an_existing_cluster_only() -> None:
     assert [Target(v).taint_rule_gate for v in gates.VERSIONS] == ["DRADeviceTaints"] * 2 + ["DRADeviceTaintRules"] * 3
 
 
+def test_targets_that_differ_in_a_declared_gate_are_two_cache_keys() -> None:
+    """Verdicts are cached per Target (the pack's selector lint): equal Targets share an entry, a Target declaring
+    a gate otherwise does not."""
+    on, off = ({"DRAPartitionableDevices": value} for value in (True, False))
+    same = Target("1.35", Platform.existing, dict(on))
+    assert {Target("1.35", Platform.existing, on), same} == {same}
+    assert len({Target("1.35", Platform.existing, on), Target("1.35", Platform.existing, off),
+                Target("1.35", Platform.eks, on), Target("1.36", Platform.existing, on)}) == 4
+
+
 @pytest.mark.parametrize("stack", STACKS)
 def test_every_repo_stack_is_in_standard_support_outside_the_warning_window(stack: str) -> None:
     version = load_stack(ROOT, stack).config.cluster.kubernetes_version

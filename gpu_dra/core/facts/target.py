@@ -29,6 +29,10 @@ class Target:
     feature_gates: Mapping[str, bool] = field(default_factory=dict)
     driver_level: tuple[int, int] = DEFAULT_LEVEL
 
+    def __hash__(self) -> int:  # the declared gates are a mapping: hashed as their items, so a Target keys a cache
+        return hash((self.kubernetes_version, self.platform, tuple(sorted(self.feature_gates.items())),
+                     self.driver_level))
+
     def enabled(self, gate: str) -> bool:
         """Whether the gate is on: EKS runs the upstream default; an existing cluster may declare otherwise."""
         current = gates.state(gate, self.kubernetes_version)

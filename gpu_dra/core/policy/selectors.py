@@ -53,17 +53,14 @@ def _compile_problem(expression: str, consumable_capacity: bool) -> CompileError
     return None
 
 
-_LINTS: dict[tuple[str, str], tuple[Finding, ...]] = {}  # (selector, repr of its context) -> lint_selector's
+@lru_cache(maxsize=4096)
+def _linted(expression: str, context: SelectorContext) -> tuple[Finding, ...]:
+    return tuple(lint_selector(expression, context))
 
 
 def _lint(expression: str, context: SelectorContext) -> list[Finding]:
-    """lint_selector's findings, once per selector and context (keyed by the context's repr: it holds a dict)."""
-    key = (expression, repr(context))
-    if key not in _LINTS:
-        if len(_LINTS) >= 4096:
-            _LINTS.clear()
-        _LINTS[key] = tuple(lint_selector(expression, context))
-    return list(_LINTS[key])
+    """lint_selector's findings, once per selector and context."""
+    return list(_linted(expression, context))
 
 
 def dra_cel_compiles(resource: Resource, context: Context) -> list[Finding]:
