@@ -151,7 +151,9 @@ def test_tolerations_change_the_verdict(tmp_path: Path) -> None:
     for server in FakeApiServer(collections=objects).serve():
         pod = _pods(server, tmp_path, "--pod", "ml/trainer-0")["ml/trainer-0"]
         assert pod["reason"] == ("claim ml/trainer-0-gpus-x7kq2 (gpus): request gpu: none of its matching devices is "
-                                 "reachable from the nodes tried")
+                                 "reachable from the nodes tried; none of the 2 nodes with matching devices admits "
+                                 "the pod (ip-100-64-147-149.ec2.internal: the pod does not tolerate its taint "
+                                 "nvidia.com/gpu=true:NoSchedule)")
         assert pod["hints"] == [
             f"its claims fit on {NODE_B}, but the pod does not tolerate its taint nvidia.com/gpu=true:NoSchedule"]
         trainer["spec"]["tolerations"] = [{"operator": "Exists"}]

@@ -435,7 +435,8 @@ def test_a_mapping_of_another_name_serves_only_pods_that_tolerate_the_gpu_taint(
     assert found["embed"].phase == 2
     assert ("gpu-l40s (gpu-dra:legacyMappings[0]) maps nvidia.com/gpu-l40s, but claim inference/embed-extended-"
             "resources (extended-resources): request gpu: none of its matching devices is reachable from the nodes "
-            "tried (it may use no l40s node: the pod does not tolerate its taint nvidia.com/gpu=true:NoSchedule)"
+            "tried; none of the 3 nodes with matching devices admits the pod (l40s-0: the pod does not tolerate its "
+            "taint nvidia.com/gpu=true:NoSchedule)"
             ) in found["embed"].placement.reason
     served = found["embed-tolerant"].placement
     assert (found["embed-tolerant"].phase, served.mapping and served.mapping.device_class) == (3, "gpu-l40s")

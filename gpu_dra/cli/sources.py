@@ -16,6 +16,7 @@ from gpu_dra.cli.process import UsageError
 from gpu_dra.cli.text import cut
 from gpu_dra.core.analysis import inventory as inv
 from gpu_dra.core.analysis.inventory import InventoryError
+from gpu_dra.core.analysis.pods import ClusterNode
 from gpu_dra.core.dra import k8s_schema
 from gpu_dra.core.yamlsource import Located
 
@@ -77,6 +78,7 @@ def _with_stack(args: argparse.Namespace, devices: inv.Inventory, objects: list[
                 origin: str) -> tuple[inv.Inventory, str]:
     """The stack's classes and templates added to `objects`; without devices, the stack's fleet synthesized."""
     from gpu_dra.cli.project import chosen_stack  # the stack models (pydantic) only when a stack is read
+    from gpu_dra.core.analysis.stack_nodes import cluster_nodes, group_views
     from gpu_dra.core.render import manifests
 
     stack = chosen_stack(args)
@@ -87,7 +89,16 @@ def _with_stack(args: argparse.Namespace, devices: inv.Inventory, objects: list[
     rules = devices.taint_rules
     devices = inv.synthesize(stack.config)
     devices.taint_rules = rules  # the files' rules apply to the synthesized fleet as to any other
+    if not any(obj.get("kind") == "Node" for obj in objects):  # the inputs' own Nodes stand for the fleet's
+        objects += [_node_object(node) for node in cluster_nodes(group_views(stack))]
     return devices, f"stack {args.stack}'s GPU node groups at max size (synthesized)"
+
+
+def _node_object(node: ClusterNode) -> dict[str, Any]:
+    """A synthesized node as a Node object: what a pod's node selection and tolerations are judged against."""
+    return {"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": node.node.name, "labels": dict(node.node.labels)},
+            "spec": {"taints": [dict(taint) for taint in node.taints]}}
 
 
 def validate_objects(objects: list[dict[str, Any]], source: str) -> None:

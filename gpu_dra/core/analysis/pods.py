@@ -24,7 +24,7 @@ from gpu_dra.core.analysis.pools import Node
 from gpu_dra.core.data import mapping
 from gpu_dra.core.dra.claims import ResourceClaim
 from gpu_dra.core.dra.objects import ObjectError
-from gpu_dra.core.dra.scheduling import schedules_on
+from gpu_dra.core.dra.scheduling import schedules_on, why_not_on
 from gpu_dra.core.findings import ERROR, Finding
 
 # Where each pod-bearing kind keeps its pod template.
@@ -171,6 +171,22 @@ def _usable_nodes(pod: PodSpec, inventory: Inventory, nodes: Sequence[ClusterNod
     return [name for name in inventory.nodes() if not wanted or name == wanted]
 
 
+def _refused_by_nodes(pod: PodSpec, claim: ClaimReport, allowed: set[str], nodes: Sequence[ClusterNode]) -> str:
+    """Where every node with devices the claim matches is one the pod may not use (NodeAffinity and
+    TaintToleration filter nodes before DynamicResources runs): the first such node, and why it refuses the pod."""
+    matching = {device.node for request in claim.requests for device in request.matching}
+    if not matching or matching & allowed:
+        return ""
+    for node in nodes:
+        if node.node.name in matching:
+            why = why_not_on(pod.spec, node.node.labels, node.taints)
+            if why:
+                return (f"; none of the {len(matching)} nodes with matching devices admits the pod "
+                        f"({node.node.name}: {why})" if len(matching) > 1
+                        else f"; the one node with matching devices does not admit the pod ({node.node.name}: {why})")
+    return ""
+
+
 def _explain_pod(pod: PodSpec, by_name: Mapping[tuple[str, str], ResourceClaim], inventory: Inventory,
                  explainer: Explainer, in_use: Mapping[Any, str], nodes: Sequence[ClusterNode] | None,
                  node_list: Sequence[Node] | None) -> PodReport:
@@ -244,6 +260,8 @@ def _explain_pod(pod: PodSpec, by_name: Mapping[tuple[str, str], ResourceClaim],
     if alone:
         first = alone[0]
         report.reason = f"claim {first.claim} ({first.entry}): {first.report.reason if first.report else ''}"
+        if first.report is not None and nodes:
+            report.reason += _refused_by_nodes(pod, first.report, allowed, nodes)
     elif not verdict.timed_out:  # else the verdict's reason: not decided
         report.reason = (f"each of its {len(pending)} claims fits alone, but no node it may use has devices for all "
                          "of them together (they compete for the same devices)")

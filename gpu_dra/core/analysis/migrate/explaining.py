@@ -12,8 +12,8 @@ from typing import Any
 from gpu_dra.core.analysis.explain import Explainer
 from gpu_dra.core.analysis.features import features_for
 from gpu_dra.core.analysis.inventory import SHARED, Inventory, synthesize
-from gpu_dra.core.analysis.migrate.stack_view import GroupView, cluster_nodes
 from gpu_dra.core.analysis.pods import PodReport, PodSpec, explain_pods, pods_from_objects
+from gpu_dra.core.analysis.stack_nodes import GroupView, cluster_nodes
 from gpu_dra.core.config.models import Stack
 from gpu_dra.core.dra.claims import ResourceClaim, claims_from_objects, classes_from_objects
 from gpu_dra.core.render import manifests

@@ -13,11 +13,9 @@ from gpu_dra.core.analysis import placement as first_fit
 from gpu_dra.core.analysis.migrate.explaining import PodExplainer, PodOutcome
 from gpu_dra.core.analysis.migrate.rewriting import Rewrite, claim_entry, rewrite
 from gpu_dra.core.analysis.migrate.stack_view import (
-    GroupView,
     admission_tolerations,
     gate_off_reason,
     gpu_tolerations,
-    group_views,
     mappings,
     mappings_effective,
     without_groups,
@@ -31,8 +29,9 @@ from gpu_dra.core.analysis.migrate.verdicts import (
     WorkloadVerdict,
 )
 from gpu_dra.core.analysis.migrate.workloads import Workload, pod_spec, schema_validate
+from gpu_dra.core.analysis.stack_nodes import GroupView, group_views
 from gpu_dra.core.config.models import AllocationMode, ClaimTemplate, Stack
-from gpu_dra.core.dra.scheduling import schedules_on, why_not_on
+from gpu_dra.core.dra.scheduling import schedules_on
 from gpu_dra.core.render import manifests
 
 
@@ -126,7 +125,7 @@ class _Planner:
         report = self.pods.explain(pod, [claim])
         if report is None or not report.allocatable:
             reason = report.reason if report is not None else "no pod"
-            return Reason(f"{names}, but {self._no_node(reason, spec)}", f"the {classes} mapping finds no node for it")
+            return Reason(f"{names}, but {reason}", f"the {classes} mapping finds no node for it")
         if workload.replicas is None:
             fit = set(report.nodes)
             placement.mapped = sum(1 for _, n in nodes if n in fit)
@@ -136,16 +135,6 @@ class _Planner:
         else:
             placement.mapped = placement.pods
         return Reason()
-
-    def _no_node(self, reason: str, spec: Mapping[str, Any]) -> str:
-        """The allocator's reason, and what keeps the pod off the first DRA group it may not use (its devices are
-        then out of reach, whatever the allocator says of the nodes it tried)."""
-        for view in self.views:
-            if view.mode == AllocationMode.dra.value and view.nodes:
-                why = why_not_on(spec, {**view.labels, "kubernetes.io/hostname": view.node_names()[0]}, view.taints)
-                if why:
-                    return f"{reason} (it may use no {view.name} node: {why})"
-        return reason
 
     def _device_plugin(self, workload: Workload, need: Mapping[str, int], placement: Placement,
                        nodes: Sequence[tuple[GroupView, str]], capacity: dict[str, GroupCapacity]) -> Reason:
@@ -238,7 +227,7 @@ class _Planner:
                                  f"({', '.join(missing[:3])}{', ...' if len(missing) > 3 else ''}): {why}")
         else:
             result.allocatable = report.allocatable
-            result.reason = "" if report.allocatable else self._no_node(report.reason, pod_spec(manifest))
+            result.reason = "" if report.allocatable else report.reason
         if team is None and result.allocatable:
             result.allocatable = False
             result.reason = (f"no team of stack {self.stack.name} owns namespace {workload.namespace}, so its "

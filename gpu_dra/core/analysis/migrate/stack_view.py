@@ -4,83 +4,17 @@ adds, and the stack less the device-plugin groups `--without` removes."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from gpu_dra.core.analysis.inventory import pool_spec
 from gpu_dra.core.analysis.migrate.workloads import MigrateError
-from gpu_dra.core.analysis.pods import ClusterNode
-from gpu_dra.core.analysis.pools import Node
-from gpu_dra.core.config.models import AllocationMode, NodeGroup, NodePool, Stack
+from gpu_dra.core.analysis.stack_nodes import GroupView
+from gpu_dra.core.config.models import AllocationMode, Stack
 from gpu_dra.core.facts import gates
-from gpu_dra.core.facts.hardware import INSTANCE_TYPES
-from gpu_dra.core.facts.labels import GPU_TAINT_KEY, SYSTEM_NODE_LABEL
+from gpu_dra.core.facts.labels import GPU_TAINT_KEY
 from gpu_dra.core.facts.target import Platform, Target
 from gpu_dra.core.render import charts
 from gpu_dra.core.render.chart_templates import chart_objects
-from gpu_dra.core.render.nodes import node_labels, node_taints, well_known_labels
-
-
-@dataclass(frozen=True)
-class GroupView:
-    """A node group (or an existing cluster's pool) as placement sees it: every node at max size."""
-
-    name: str
-    mode: str  # "dra", "device-plugin" or "system"
-    nodes: int
-    gpus: int  # per node
-    model: str
-    instance_type: str
-    labels: Mapping[str, str]
-    taints: tuple[Mapping[str, str], ...]
-
-    def node_names(self) -> list[str]:
-        return [f"{self.name}-{n}" for n in range(self.nodes)]  # as inventory.synthesize names them
-
-    @property
-    def summary(self) -> str:
-        return f"{self.nodes} x {self.instance_type}, {self.gpus} x {self.model} each"
-
-
-def _taint(key: str, value: str | None, effect: str) -> dict[str, str]:
-    return {"key": key, **({"value": value} if value else {}), "effect": effect}
-
-
-def group_views(stack: Stack) -> list[GroupView]:
-    """The stack's GPU node groups (or pools) and, on EKS, the system group, with the labels and taints their nodes
-    carry: gpu-dra's (render/nodes), EKS's node group label and the well-known instance-type, os and arch labels."""
-    config = stack.config
-    views = []
-    for group in charts.gpu_nodes(config):
-        if isinstance(group, NodeGroup):
-            itype = INSTANCE_TYPES[group.instance_types[0]]
-            labels = {**node_labels(group), "eks.amazonaws.com/nodegroup": f"{config.cluster.name}-{group.name}",
-                      **well_known_labels(itype.name)}
-            taints = tuple(_taint(t.key, t.value, t.effect.value) for t in node_taints(group))
-            nodes, gpus, model, name = group.scaling.max, itype.gpus, itype.gpu.product_name, itype.name
-        else:
-            assert isinstance(group, NodePool)
-            hardware = pool_spec(group).hardware()
-            labels = dict(group.labels)
-            taints = tuple(_taint(t.key, t.value, t.effect.value) for t in group.taints)
-            nodes, gpus = group.nodes, hardware.gpus if hardware else 0
-            model = hardware.gpu.product_name if hardware else str(group.gpu_model)
-            name = group.instance_type or f"{group.gpu_count} x {group.gpu_model}"
-            labels |= {"kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64"}
-        views.append(GroupView(group.name, group.allocation_mode.value, nodes, gpus, model, name, labels, taints))
-    if config.cluster.platform is Platform.eks:
-        system = config.cluster.system_node_group
-        views.append(GroupView("system", "system", system.scaling.max, 0, "", system.instance_types[0],
-                               {SYSTEM_NODE_LABEL[0]: SYSTEM_NODE_LABEL[1], "kubernetes.io/os": "linux",
-                                "node.kubernetes.io/instance-type": system.instance_types[0],
-                                "kubernetes.io/arch": "arm64" if system.ami_type.endswith("ARM_64_STANDARD")
-                                else "amd64"}, ()))
-    return views
-
-
-def cluster_nodes(views: Sequence[GroupView]) -> list[ClusterNode]:
-    return [ClusterNode(Node(name, {**view.labels, "kubernetes.io/hostname": name}), view.taints)
-            for view in views for name in view.node_names()]
 
 
 @dataclass(frozen=True)

@@ -7,10 +7,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpu_dra.core.analysis.migrate.rewriting import Rewrite
-from gpu_dra.core.analysis.migrate.stack_view import ExtendedMapping, GroupView
+from gpu_dra.core.analysis.migrate.stack_view import ExtendedMapping
 from gpu_dra.core.analysis.migrate.templates import TemplateChoice
 from gpu_dra.core.analysis.migrate.workloads import Workload
 from gpu_dra.core.analysis.placement import DevicePluginGroup
+from gpu_dra.core.analysis.stack_nodes import GroupView
 from gpu_dra.core.facts.target import Target
 
 PHASES = (1, 2, 3)
