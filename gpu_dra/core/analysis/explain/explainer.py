@@ -65,7 +65,7 @@ class Explainer:
         """The claim's match report, then the scheduler's verdict per node (allocate_claims). `in_use` maps a
         device to the claim holding it; `nodes` are the cluster's Nodes with their labels (without them, the nodes
         the slices name, unlabelled); `only` limits the nodes tried (a pod's)."""
-        report, matched = self.match(claim, inventory, in_use)
+        report, matched = self.match(claim, inventory, in_use, only)
         if matched is None:
             return report
         fleet = self._fleet(inventory, nodes)
@@ -88,10 +88,11 @@ class Explainer:
                 report.reason = constraint_reason(list(claim.constraints), report.requests, unconstrained.nodes[0])
         return report
 
-    def match(self, claim: ResourceClaim, inventory: Inventory,
-              in_use: Mapping[DeviceId, str] | None = None) -> tuple[ClaimReport, Matched | None]:
+    def match(self, claim: ResourceClaim, inventory: Inventory, in_use: Mapping[DeviceId, str] | None = None,
+              only: Collection[str] | None = None) -> tuple[ClaimReport, Matched | None]:
         """Per request the matching devices and the others by reason; None beside the report when an error
-        stops the claim before allocation is tried."""
+        stops the claim before allocation is tried. `only`: the nodes a pod may use, whose devices alone can stop
+        it (the scheduler filters nodes by affinity and taints before DynamicResources evaluates a selector)."""
         report = ClaimReport(claim.name)
         if claim.problem:
             report.errors.append(Finding(INVALID_CLAIM, ERROR, claim.problem, object=claim.name))
@@ -110,7 +111,8 @@ class Explainer:
                     report.errors.append(Finding(MISSING_CLASS, ERROR, f"request {label}: device class "
                                                  f"{spec.device_class} does not exist", object=claim.name))
                     continue
-                choices.append((spec, self._match_choice(spec, claim.name, inventory, held, report, request_report)))
+                choices.append((spec, self._match_choice(spec, claim.name, inventory, held, report, request_report,
+                                                         only)))
             choices_by_request.append(choices)
         if report.errors:
             first = report.errors[0]
@@ -121,7 +123,7 @@ class Explainer:
         return report, Matched(claim, report, choices_by_request, attributes)
 
     def _match_choice(self, spec: RequestChoice, claim: str, inventory: Inventory, held: Busy, report: ClaimReport,
-                      request_report: RequestReport) -> Any:
+                      request_report: RequestReport, only: Collection[str] | None = None) -> Any:
         """Fill one request's (or subrequest's) report: its matching devices, the others by reason, those other
         claims hold; the key of its matching devices, as the fleet reads it."""
         class_name = spec.device_class
@@ -139,7 +141,11 @@ class Explainer:
         for index, group in enumerate(self.selectors.groups(expressions, inventory)):
             passes, reason, fatal = self._judge(group[0], class_name, selectors, claim)
             if fatal:
-                fatal_here = True
+                fatal_here = True  # the lists depend on the claim (and on `only`): not shared
+                if only is not None and all(device.node and device.node not in only for device in group):
+                    request_report.rejected.setdefault(f"on nodes the pod may not use: {fatal.message}",
+                                                       []).extend(group)
+                    continue
                 if fatal not in report.errors:
                     report.errors.append(fatal)
                 request_report.rejected.setdefault(f"aborts the claim: {fatal.message}", []).extend(group)
@@ -181,7 +187,7 @@ class Explainer:
         on together, the first such node with the allocations, or the error that fails them."""
         matched = []
         for claim in claims:
-            _, one = self.match(claim, inventory, in_use)
+            _, one = self.match(claim, inventory, in_use, only)
             if one is None:
                 raise ValueError(f"claim {claim.name} has errors: explain it first")
             matched.append(one)
