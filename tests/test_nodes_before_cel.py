@@ -50,3 +50,18 @@ def test_an_error_on_a_node_the_pod_may_use_stops_it(tmp_path: Path) -> None:
     result = gpu_dra("explain", str(P5), str(GB200), str(_inputs(tmp_path, None)), "--pod", "ml/trainer")
     assert result.returncode == 1, result.stdout + result.stderr
     assert "pod ml/trainer (Pod): NOT allocatable" in result.stdout and "CEL runtime error" in result.stdout
+
+
+def test_an_error_on_a_device_every_node_reaches_stops_the_pod_wherever_it_is_pinned(tmp_path: Path) -> None:
+    """A network-attached device (`allNodes`) is in reach of the node the pod is pinned to: its error counts."""
+    fabric = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "fabric"},
+              "spec": {"driver": "gpu.nvidia.com", "pool": {"name": "fabric", "generation": 1,
+                                                            "resourceSliceCount": 1},
+                       "allNodes": True, "devices": [{"name": "gpu-0", "attributes": {
+                           "type": {"string": "gpu"}, "architecture": {"string": "Hopper"}}}]}}
+    shared = tmp_path / "fabric.yaml"
+    shared.write_text(yaml.safe_dump(fabric))
+    result = gpu_dra("explain", str(GB200), str(shared), str(_inputs(tmp_path, "10.140.65.248")), "--pod",
+                     "ml/trainer")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "pod ml/trainer (Pod): NOT allocatable" in result.stdout and "CEL runtime error" in result.stdout

@@ -19,7 +19,7 @@ from typing import Any
 
 from gpu_dra.core.analysis.allocator import ClaimAllocation
 from gpu_dra.core.analysis.explain import ClaimReport, Explainer, binding_as_dict
-from gpu_dra.core.analysis.inventory import Inventory
+from gpu_dra.core.analysis.inventory import SHARED, Inventory
 from gpu_dra.core.analysis.pools import Node
 from gpu_dra.core.data import mapping
 from gpu_dra.core.dra.claims import ResourceClaim
@@ -175,7 +175,7 @@ def _refused_by_nodes(pod: PodSpec, claim: ClaimReport, allowed: set[str], nodes
     """Where every node with devices the claim matches is one the pod may not use (NodeAffinity and
     TaintToleration filter nodes before DynamicResources runs): the first such node, and why it refuses the pod."""
     matching = {device.node for request in claim.requests for device in request.matching}
-    if not matching or matching & allowed:
+    if not matching or matching & allowed or matching & set(SHARED):  # a network-attached device may be in reach
         return ""
     for node in nodes:
         if node.node.name in matching:

@@ -10,7 +10,7 @@ from typing import Any
 
 from gpu_dra.core.analysis.allocator import Features
 from gpu_dra.core.analysis.features import features_for
-from gpu_dra.core.analysis.inventory import Device, Inventory
+from gpu_dra.core.analysis.inventory import SHARED, Device, Inventory
 from gpu_dra.core.analysis.pools import Node
 from gpu_dra.core.dra.claims import DeviceId, RequestChoice, ResourceClaim
 from gpu_dra.core.facts import nvidia
@@ -142,7 +142,7 @@ class Explainer:
             passes, reason, fatal = self._judge(group[0], class_name, selectors, claim)
             if fatal:
                 fatal_here = True  # the lists depend on the claim (and on `only`): not shared
-                if only is not None and all(device.node and device.node not in only for device in group):
+                if only is not None and not any(device.node in SHARED or device.node in only for device in group):
                     request_report.rejected.setdefault(f"on nodes the pod may not use: {fatal.message}",
                                                        []).extend(group)
                     continue
