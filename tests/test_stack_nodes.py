@@ -44,3 +44,26 @@ def test_the_same_pod_tolerating_the_taint_is_placed_by_both(stack: str) -> None
     assert explained.returncode == 0 and "pod inference/embed-l40s (Pod): allocatable on " in explained.stdout
     migrated = gpu_dra("migrate", "--stack", stack, str(POD))
     assert migrated.returncode == 0 and "its claims allocate on the stack's fleet" in migrated.stdout
+
+
+def test_the_taint_is_named_only_where_every_node_reaching_the_devices_refuses_the_pod(tmp_path: Path) -> None:
+    """The pod is bound to a node without GPUs (nodeName): of the two GPU nodes one is tainted, the other would admit
+    it, so the reason must not say the nodes with matching devices refuse it."""
+    dumps = ROOT / "tests" / "data" / "resourceslices"
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "bound", "namespace": "ml"},
+           "spec": {"nodeName": "cpu-0", "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "one"}],
+                    "containers": [{"name": "c", "image": "x", "resources": {"claims": [{"name": "gpu"}]}}]}}
+    template = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+                "metadata": {"name": "one", "namespace": "ml"},
+                "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {
+                    "deviceClassName": "gpu.nvidia.com"}}]}}}}
+    nodes = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}, "spec": {"taints": taints}}
+             for name, taints in (("cpu-0", []), ("10.140.65.248", []),
+                                  ("ip-100-64-147-149.ec2.internal",
+                                   [{"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}]))]
+    path = tmp_path / "pod.yaml"
+    path.write_text(yaml.safe_dump_all([pod, template, *nodes]))
+    result = gpu_dra("explain", str(dumps / "h100-80gb-hbm3_eks-p5_v25.12.0.yaml"),
+                     str(dumps / "gb200_oke_bm-gpu-gb200-v3.4.yaml"), str(path), "--pod", "ml/bound")
+    assert result.returncode == 1 and "pod ml/bound (Pod): NOT allocatable" in result.stdout, result.stdout
+    assert "admits the pod" not in result.stdout and "does not admit the pod" not in result.stdout

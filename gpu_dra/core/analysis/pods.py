@@ -19,10 +19,10 @@ from typing import Any
 
 from gpu_dra.core.analysis.allocator import ClaimAllocation
 from gpu_dra.core.analysis.explain import ClaimReport, Explainer, binding_as_dict
-from gpu_dra.core.analysis.inventory import SHARED, Inventory
+from gpu_dra.core.analysis.inventory import Inventory
 from gpu_dra.core.analysis.pools import Node
 from gpu_dra.core.data import mapping
-from gpu_dra.core.dra.claims import ResourceClaim
+from gpu_dra.core.dra.claims import DeviceId, ResourceClaim
 from gpu_dra.core.dra.objects import ObjectError
 from gpu_dra.core.dra.scheduling import schedules_on, why_not_on
 from gpu_dra.core.findings import ERROR, Finding
@@ -171,20 +171,18 @@ def _usable_nodes(pod: PodSpec, inventory: Inventory, nodes: Sequence[ClusterNod
     return [name for name in inventory.nodes() if not wanted or name == wanted]
 
 
-def _refused_by_nodes(pod: PodSpec, claim: ClaimReport, allowed: set[str], nodes: Sequence[ClusterNode]) -> str:
-    """Where every node with devices the claim matches is one the pod may not use (NodeAffinity and
-    TaintToleration filter nodes before DynamicResources runs): the first such node, and why it refuses the pod."""
-    matching = {device.node for request in claim.requests for device in request.matching}
-    if not matching or matching & allowed or matching & set(SHARED):  # a network-attached device may be in reach
+def _refused_by_nodes(pod: PodSpec, claim: ClaimReport, nodes: Sequence[ClusterNode],
+                      reach: Mapping[str, frozenset[DeviceId]]) -> str:
+    """Where every node that reaches a device the claim matches refuses the pod by its node selection or taints
+    (NodeAffinity and TaintToleration filter nodes before DynamicResources runs): the first, and why."""
+    matching = {DeviceId(d.driver, d.pool, d.name) for request in claim.requests for d in request.matching}
+    reaching = [node for node in nodes if reach.get(node.node.name, frozenset()) & matching]
+    refusals = [(node.node.name, why_not_on(pod.spec, node.node.labels, node.taints)) for node in reaching]
+    if not refusals or not all(why for _, why in refusals):
         return ""
-    for node in nodes:
-        if node.node.name in matching:
-            why = why_not_on(pod.spec, node.node.labels, node.taints)
-            if why:
-                return (f"; none of the {len(matching)} nodes with matching devices admits the pod "
-                        f"({node.node.name}: {why})" if len(matching) > 1
-                        else f"; the one node with matching devices does not admit the pod ({node.node.name}: {why})")
-    return ""
+    name, why = refusals[0]
+    return (f"; none of the {len(refusals)} nodes with matching devices admits the pod ({name}: {why})"
+            if len(refusals) > 1 else f"; the one node with matching devices does not admit the pod ({name}: {why})")
 
 
 def _explain_pod(pod: PodSpec, by_name: Mapping[tuple[str, str], ResourceClaim], inventory: Inventory,
@@ -220,6 +218,7 @@ def _explain_pod(pod: PodSpec, by_name: Mapping[tuple[str, str], ResourceClaim],
     allowed = set(_usable_nodes(pod, inventory, nodes))
     # A shared claim allocated already keeps its devices: the pod must go to a node that reaches them all.
     pending: list[tuple[PodClaim, ResourceClaim]] = []
+    reach: Mapping[str, frozenset[DeviceId]] = {}
     if resolved:
         reach = explainer.reachable(inventory, node_list)
         for item, claim in resolved:
@@ -261,7 +260,7 @@ def _explain_pod(pod: PodSpec, by_name: Mapping[tuple[str, str], ResourceClaim],
         first = alone[0]
         report.reason = f"claim {first.claim} ({first.entry}): {first.report.reason if first.report else ''}"
         if first.report is not None and nodes:
-            report.reason += _refused_by_nodes(pod, first.report, allowed, nodes)
+            report.reason += _refused_by_nodes(pod, first.report, nodes, reach)
     elif not verdict.timed_out:  # else the verdict's reason: not decided
         report.reason = (f"each of its {len(pending)} claims fits alone, but no node it may use has devices for all "
                          "of them together (they compete for the same devices)")

@@ -38,7 +38,7 @@ class Target:
         current = gates.state(gate, self.kubernetes_version)
         if current is None:
             return False
-        if self.platform is Platform.existing and gate in self.feature_gates:
+        if self.platform == Platform.existing and gate in self.feature_gates:
             return self.feature_gates[gate]
         return current.default
 

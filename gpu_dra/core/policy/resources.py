@@ -25,6 +25,7 @@ from typing import Any
 from gpu_dra.core.analysis.inventory import GroupSpec
 from gpu_dra.core.data import UNKNOWN, plain, unknown_paths
 from gpu_dra.core.dra.claims import DeviceClass, ResourceClaim, parse_object
+from gpu_dra.core.facts import eks
 from gpu_dra.core.facts.gates import DEFAULT_KUBERNETES_VERSION
 from gpu_dra.core.facts.labels import ENVIRONMENT_TAG, NODE_GROUP_LABEL
 from gpu_dra.core.facts.nvidia import DEFAULT_CHART_VERSION, DEFAULT_LEVEL, release_level_of
@@ -118,7 +119,7 @@ class Context:
     # The stack's DeviceClasses and their selectors; None when the pack config does not say (then rules that need
     # them report NOT_JUDGED rather than guess).
     device_classes: dict[str, list[str]] | None = None
-    today: datetime.date = field(default_factory=datetime.date.today)
+    today: datetime.date = field(default_factory=eks.today)
     # An existing cluster's GPU node pools (no resource carries them: gpu-dra creates no nodes there), each as
     # pack_config writes it: GroupSpec's fields in camelCase, and the labels and taints its nodes carry.
     node_pools: list[Mapping[str, Any]] = field(default_factory=list)
@@ -180,7 +181,7 @@ def context_from(config: Mapping[str, Any]) -> Context:
                     Platform(config.get("platform", Platform.eks)),
                     {str(k): bool(v) for k, v in (config.get("featureGates") or {}).items()}, level)
     classes = config.get("deviceClasses")
-    today = datetime.date.fromisoformat(str(config["today"])) if config.get("today") else datetime.date.today()
+    today = datetime.date.fromisoformat(str(config["today"])) if config.get("today") else eks.today()
     environment = config.get("environment")
     return Context(target, str(environment) if environment is not None else None, chart, chart_version,
                    {str(k): bool(v) for k, v in (config.get("driverGates") or {}).items()},

@@ -2,9 +2,10 @@
 
 Per request (and subrequest): the devices passing the class's and the request's selectors, the others grouped by
 reason naming the selector and, where it can be told, the failing term. A CEL runtime error on any device aborts the
-claim, as in the allocator. Then the verdict per node is the faithful core's (`allocate_claims` in
-gpu_dra.core.analysis.allocator: pools and generations, node selection, counters, taints, devices other claims hold,
-several claims together), tried on the nodes where every request has enough matching, free devices, in name order.
+claim, as in the allocator (for a pod's claim, on any device the nodes it may use reach). Then the verdict per node
+is the faithful core's (`allocate_claims` in gpu_dra.core.analysis.allocator: pools and generations, node
+selection, counters, taints, devices other claims hold, several claims together), tried on the nodes where every
+request has enough matching, free devices, in name order.
 Before that, `with_taint_rules` adds the DeviceTaintRules' taints to the devices they select, where the scheduler's
 ResourceSlice tracker would. Binding conditions of the devices allocated are reported, not simulated.
 Each distinct (selector, device shape) is evaluated once, and each distinct node (as the allocator sees it: its

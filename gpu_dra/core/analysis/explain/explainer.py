@@ -6,11 +6,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import replace
+from functools import cache
 from typing import Any
 
 from gpu_dra.core.analysis.allocator import Features
 from gpu_dra.core.analysis.features import features_for
-from gpu_dra.core.analysis.inventory import SHARED, Device, Inventory
+from gpu_dra.core.analysis.inventory import Device, Inventory
 from gpu_dra.core.analysis.pools import Node
 from gpu_dra.core.dra.claims import DeviceId, RequestChoice, ResourceClaim
 from gpu_dra.core.facts import nvidia
@@ -38,7 +39,6 @@ class Explainer:
         switches (default: the default version's EKS scheduler's, `features_for(Target())`). Each search is stopped
         after `filter_timeout`, or when all of them have taken `search_budget`, on `clock`."""
         self.classes = {**nvidia.CHART_CLASS_SELECTORS, **classes}
-        self.consumable_capacity = consumable_capacity
         self.features = features if features is not None else features_for(Target())
         self.selectors = SelectorEvaluator(consumable_capacity)
         self.search = NodeSearch(self.classes, self.features, clock, filter_timeout, search_budget)
@@ -65,10 +65,10 @@ class Explainer:
         """The claim's match report, then the scheduler's verdict per node (allocate_claims). `in_use` maps a
         device to the claim holding it; `nodes` are the cluster's Nodes with their labels (without them, the nodes
         the slices name, unlabelled); `only` limits the nodes tried (a pod's)."""
-        report, matched = self.match(claim, inventory, in_use, only)
+        fleet = self._fleet(inventory, nodes)
+        report, matched = self.match(claim, inventory, in_use, self._reached(fleet, only))
         if matched is None:
             return report
-        fleet = self._fleet(inventory, nodes)
         busy = self._busy(in_use, {claim.name})
         verdict = self.search.verdict([matched], fleet, busy, only)
         if not verdict.give(report):
@@ -89,10 +89,11 @@ class Explainer:
         return report
 
     def match(self, claim: ResourceClaim, inventory: Inventory, in_use: Mapping[DeviceId, str] | None = None,
-              only: Collection[str] | None = None) -> tuple[ClaimReport, Matched | None]:
+              reached: Callable[[], frozenset[DeviceId]] | None = None) -> tuple[ClaimReport, Matched | None]:
         """Per request the matching devices and the others by reason; None beside the report when an error
-        stops the claim before allocation is tried. `only`: the nodes a pod may use, whose devices alone can stop
-        it (the scheduler filters nodes by affinity and taints before DynamicResources evaluates a selector)."""
+        stops the claim before allocation is tried. `reached`: the devices the nodes a pod may use reach, whose
+        selector errors alone stop it (the scheduler filters nodes by affinity and taints before
+        DynamicResources evaluates a selector); None: every device's."""
         report = ClaimReport(claim.name)
         if claim.problem:
             report.errors.append(Finding(INVALID_CLAIM, ERROR, claim.problem, object=claim.name))
@@ -112,7 +113,7 @@ class Explainer:
                                                  f"{spec.device_class} does not exist", object=claim.name))
                     continue
                 choices.append((spec, self._match_choice(spec, claim.name, inventory, held, report, request_report,
-                                                         only)))
+                                                         reached)))
             choices_by_request.append(choices)
         if report.errors:
             first = report.errors[0]
@@ -123,7 +124,7 @@ class Explainer:
         return report, Matched(claim, report, choices_by_request, attributes)
 
     def _match_choice(self, spec: RequestChoice, claim: str, inventory: Inventory, held: Busy, report: ClaimReport,
-                      request_report: RequestReport, only: Collection[str] | None = None) -> Any:
+                      request_report: RequestReport, reached: Callable[[], frozenset[DeviceId]] | None = None) -> Any:
         """Fill one request's (or subrequest's) report: its matching devices, the others by reason, those other
         claims hold; the key of its matching devices, as the fleet reads it."""
         class_name = spec.device_class
@@ -141,8 +142,8 @@ class Explainer:
         for index, group in enumerate(self.selectors.groups(expressions, inventory)):
             passes, reason, fatal = self._judge(group[0], class_name, selectors, claim)
             if fatal:
-                fatal_here = True  # the lists depend on the claim (and on `only`): not shared
-                if only is not None and not any(device.node in SHARED or device.node in only for device in group):
+                fatal_here = True  # the lists depend on the claim (and on `reached`): not shared
+                if reached is not None and not any(DeviceId(d.driver, d.pool, d.name) in reached() for d in group):
                     request_report.rejected.setdefault(f"on nodes the pod may not use: {fatal.message}",
                                                        []).extend(group)
                     continue
@@ -185,14 +186,24 @@ class Explainer:
                  only: Collection[str] | None = None) -> ClaimVerdict:
         """Claims of one pod allocated together (their match reports must be free of errors): the nodes they fit
         on together, the first such node with the allocations, or the error that fails them."""
+        fleet = self._fleet(inventory, nodes)
+        reached = self._reached(fleet, only)
         matched = []
         for claim in claims:
-            _, one = self.match(claim, inventory, in_use, only)
+            _, one = self.match(claim, inventory, in_use, reached)
             if one is None:
                 raise ValueError(f"claim {claim.name} has errors: explain it first")
             matched.append(one)
         busy = self._busy(in_use, {claim.name for claim in claims})
-        return self.search.verdict(matched, self._fleet(inventory, nodes), busy, only)
+        return self.search.verdict(matched, fleet, busy, only)
+
+    @staticmethod
+    def _reached(fleet: Fleet, only: Collection[str] | None) -> Callable[[], frozenset[DeviceId]] | None:
+        """The devices the nodes in `only` reach, worked out once if a selector error asks (None: no node is left
+        out)."""
+        if only is None:
+            return None
+        return cache(lambda: frozenset().union(*(fleet.reach.get(node, frozenset()) for node in only)))
 
     def reachable(self, inventory: Inventory, nodes: Sequence[Node] | None = None) -> dict[str, frozenset[DeviceId]]:
         """node -> the devices it reaches."""

@@ -90,7 +90,7 @@ class PodExplainer:
         """The pod's report, said at once, when a claim asks for more devices than match on any one node: the faithful
         allocator, as upstream's, then tries device after device on every node (seconds for 16 of 8 GPUs; upstream
         bounds it with DRASchedulerFilterTimeout), to find what the match report already shows. The words are
-        explain's (Explainer._unallocatable_reason, pods._explain_pod)."""
+        explain's (reasons.UnallocatableReasons, pods._explain_pod)."""
         namespace, _, name = pod.name.partition("/")
         by_name = {(c.kind, c.name): c for c in claims}
         for entry in pod.spec.get("resourceClaims") or []:
