@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -48,3 +49,9 @@ def test_a_verb_that_runs_the_program_loads_pulumi_when_it_runs() -> None:
     """The probe sees what it should: `render --help` loads render (which imports the Pulumi runner at its top)."""
     assert _loaded("render", "--help") == {"code": 0, "heavy": ["pulumi", "pydantic"],
                                            "verbs": ["gpu_dra.cli.commands.preview", "gpu_dra.cli.commands.render"]}
+
+
+def test_policy_pack_finds_the_project_without_the_stack_models(tmp_path: Path) -> None:
+    """It builds the pack's folder and reads no stack: finding the project loads no pydantic."""
+    assert _loaded("policy-pack", "--out", f"{tmp_path}/pack") == {
+        "code": 0, "heavy": [], "verbs": ["gpu_dra.cli.commands.policy_pack"]}

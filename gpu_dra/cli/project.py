@@ -1,16 +1,18 @@
-"""The gpu-dra project a verb works on (found from --project-dir or the current directory) and its stacks. Loads
-the stack models (pydantic): a verb that reads a stack only with --stack imports this module there."""
+"""The gpu-dra project a verb works on (found from --project-dir or the current directory) and its stacks. The stack
+models (pydantic, 0.3 s) are loaded when a stack is listed or read, not to find the project (policy-pack)."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gpu_dra.cli.process import UsageError
 from gpu_dra.cli.text import cut
-from gpu_dra.core.config.loader import available_stacks, load_stack
-from gpu_dra.core.config.models import Stack
 from gpu_dra.core.yamlsource import read_yaml
+
+if TYPE_CHECKING:
+    from gpu_dra.core.config.models import Stack
 
 
 def find_project_root(start: Path) -> Path:
@@ -40,9 +42,13 @@ def project_root(args: argparse.Namespace) -> Path:
 
 
 def selected_stacks(args: argparse.Namespace, root: Path) -> list[str]:
+    from gpu_dra.core.config.loader import available_stacks
+
     return available_stacks(root) if args.all_stacks else [args.stack or "dev"]
 
 
 def chosen_stack(args: argparse.Namespace) -> Stack:
     """The stack `--stack` names, validated with its team files."""
+    from gpu_dra.core.config.loader import load_stack
+
     return load_stack(project_root(args), args.stack)

@@ -5,13 +5,13 @@ the cluster is: reading a dump needs neither."""
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
 from typing import Any
 
 import kubernetes_validate
 
-from gpu_dra.cli.cluster import DEVICE_READS, ClusterError, ClusterState, Read
+from gpu_dra.cli.cluster import ClusterState
 from gpu_dra.cli.inputs import read_inputs
+from gpu_dra.cli.live import read_live_cluster
 from gpu_dra.cli.process import UsageError
 from gpu_dra.cli.text import cut
 from gpu_dra.core.analysis import inventory as inv
@@ -19,18 +19,6 @@ from gpu_dra.core.analysis.inventory import InventoryError
 from gpu_dra.core.analysis.pods import ClusterNode
 from gpu_dra.core.dra import k8s_schema
 from gpu_dra.core.yamlsource import Located
-
-
-def read_live_cluster(args: argparse.Namespace, reads: Sequence[Read] | None = None) -> ClusterState:
-    """The cluster's objects for `--cluster`; what cannot be read is bad input."""
-    from gpu_dra.cli.cluster_read import read_cluster  # the kubernetes client (1 s to import) only with --cluster
-
-    try:
-        return read_cluster(args.kubeconfig, args.context, args.request_timeout, reads or DEVICE_READS,
-                            getattr(args, "namespace", None), **({"memory": args.read_memory}
-                                                                 if getattr(args, "read_memory", None) else {}))
-    except ClusterError as error:
-        raise UsageError(str(error)) from None
 
 
 def gather(args: argparse.Namespace, cluster: ClusterState | None = None,

@@ -11,9 +11,9 @@ from gpu_dra import __version__
 from gpu_dra.cli.arguments import check_kubernetes_version, cluster_options
 from gpu_dra.cli.cluster import CLAIMS, CLASSES, NODES, QUOTAS, SLICES, TEMPLATES, ClusterState
 from gpu_dra.cli.inputs import read_inputs
+from gpu_dra.cli.live import read_live_cluster
 from gpu_dra.cli.process import EXIT_FINDINGS, EXIT_OK, UsageError
 from gpu_dra.cli.project import chosen_stack
-from gpu_dra.cli.sources import read_live_cluster
 from gpu_dra.cli.text import SARIF_SCHEMA, cut
 from gpu_dra.core.analysis import doctor
 from gpu_dra.core.analysis.doctor import RULES, Diagnosis

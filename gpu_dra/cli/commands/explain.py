@@ -10,8 +10,9 @@ from typing import Any
 
 from gpu_dra.cli.arguments import check_kubernetes_version, cluster_options
 from gpu_dra.cli.cluster import DEVICE_READS, PENDING_READS, ClusterState
+from gpu_dra.cli.live import read_live_cluster
 from gpu_dra.cli.process import EXIT_FINDINGS, EXIT_OK, UsageError
-from gpu_dra.cli.sources import gather, read_live_cluster
+from gpu_dra.cli.sources import gather
 from gpu_dra.cli.text import cut
 from gpu_dra.core.analysis.allocator import ClaimAllocation
 from gpu_dra.core.analysis.explain import BINDING_NOT_SIMULATED, ClaimReport, Explainer, TaintRuleError, binding_waits
