@@ -407,14 +407,38 @@ def test_a_node_selector_slice_is_read_by_inventory_and_explain(tmp_path: Path) 
     assert not explainer.explain(channel, fleet, nodes=[Node(P5_NODE, {})]).allocatable
 
 
-def test_a_duplicated_pool_is_an_error() -> None:
+def test_a_duplicated_pool_fails_the_pod_on_1_34_and_the_node_from_1_35() -> None:
+    """1.34's allocator fails the claim once its search reaches an invalid pool; from 1.35 the pool is passed over
+    and, nothing else fitting, the node fails with "invalid resource pools were encountered" (upstream v0.35.6
+    `invalid-pool-is-error-if-no-other-device-can-be-allocated`), which explain completes with the pool's fault."""
     items = _p5_items()
     copy = yaml.safe_load(yaml.safe_dump(items[1]))
     copy["metadata"]["name"] += "-copy"
-    report = Explainer({}).explain(claim([exactly(1)]), _fleet_of([*items, copy]))
-    assert not report.allocatable
-    assert [e.rule for e in report.errors] == ["allocation-error"]
-    assert "duplicate device name gpu-0" in report.reason
+    for piece in (items[1], copy):  # the pool says it has two slices: it is whole, and names gpu-0 twice
+        piece["spec"]["pool"]["resourceSliceCount"] = 2
+    fleet = _fleet_of([*items, copy])
+    old = Explainer({}, features=features_for(Target("1.34"))).explain(claim([exactly(1)]), fleet)
+    assert not old.allocatable
+    assert [e.rule for e in old.errors] == ["allocation-error"]
+    assert "duplicate device name gpu-0" in old.reason
+    for version in ("1.35", "1.36"):
+        report = Explainer({}, features=features_for(Target(version))).explain(claim([exactly(1)]), fleet)
+        assert not report.allocatable and not report.errors, version
+        assert "invalid resource pools were encountered" in report.reason, report.reason
+        assert "duplicate device name gpu-0" in report.reason, report.reason
+
+
+def test_an_incomplete_pool_is_not_used_from_1_35_and_explain_says_so() -> None:
+    """1.34 allocates from a pool missing slices; 1.35 does not (upstream v0.35.6 `no-allocation-from-incomplete-
+    pools`, kubernetes/dynamic-resource-allocation bcad823): explain names the pool and its slice count."""
+    items = _p5_items()
+    items[1]["spec"]["pool"]["resourceSliceCount"] = 2  # one of two slices published
+    fleet = _fleet_of(items)
+    assert Explainer({}, features=features_for(Target("1.34"))).explain(claim([exactly(1)]), fleet).allocatable
+    report = Explainer({}, features=features_for(Target("1.35"))).explain(claim([exactly(1)]), fleet)
+    assert not report.allocatable and not report.errors
+    assert ("its pool gpu.nvidia.com/ip-100-64-147-149.ec2.internal is incomplete: 1 slice(s) of generation 1 where "
+            "its resourceSliceCount says 2") in report.reason, report.reason
 
 
 def test_an_older_pool_generation_does_not_count() -> None:

@@ -871,3 +871,24 @@ def test_existing_clusters_feature_gates_decide_dra_feature_gates(project: Proje
     project.edit_stack("dev", existing)
     found = [v.finding for v in check_stack(project.root, "dev") if v.finding.rule == "dra-feature-gates"]
     assert [f.path for f in found] == ["spec.extendedResourceName"] * count, found
+
+
+@pytest.mark.parametrize("version", ["1.34", "1.35", "1.36"])
+def test_dra_claim_satisfiable_judges_with_the_stacks_own_scheduler(version: str,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The rule explains the templates with the allocator and gates of the stack's Kubernetes version, as
+    `gpu-dra explain --stack` does (it ran the default version's for every stack)."""
+    from gpu_dra.core.analysis.features import features_for
+    from gpu_dra.core.policy import selectors as rules
+
+    used = []
+
+    class Recording(Explainer):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            used.append(self.features)
+
+    monkeypatch.setattr(rules, "Explainer", Recording)
+    rules._fleet_reports.cache_clear()
+    run_rules(happy_resources(kubernetes_version=version), {"environment": "dev"})
+    assert used and all(features == features_for(Target(version)) for features in used), used

@@ -1,10 +1,12 @@
-"""Allocation with the semantics of the scheduler's structured allocator (kubernetes/dynamic-resource-allocation
-@v0.34.9 structured/internal/experimental/allocator_experimental.go; docs/sources.md#the-structured-allocator).
+"""Allocation with the semantics of the scheduler's structured allocator of each Kubernetes minor
+(kubernetes/dynamic-resource-allocation structured/internal/: experimental/allocator_experimental.go at v0.34.9 for
+1.34, incubating/allocator_incubating.go at v0.35.6 for 1.35 and at v0.36.2 for 1.36; docs/sources.md#the-structured-
+allocator). `Features.minor` chooses; where the minors differ, the code says which does what.
 
 `allocate_claims` is the faithful core: all claims of a pod together on one node, from the pools the node reaches,
 with admin access, firstAvailable alternatives, constraints, shared counters, device taints and tolerations, binding
 conditions, and devices allocated more than once with their consumable capacity, each behind its feature switch; it
-is checked case by case against upstream's own test table (tests/test_allocator_upstream.py).
+is checked case by case against upstream's own test tables of each minor (tests/test_allocator_upstream.py).
 """
 
 from __future__ import annotations
@@ -53,6 +55,11 @@ class Features:
     device_taint_rules: bool = False
     taint_rule_selectors: bool = False
     filter_timeout: bool = False  # DRASchedulerFilterTimeout, where the allocator looks at its context
+    # DRAListTypeAttributes (alpha from 1.36): selectors may iterate over attribute values; list-valued attributes
+    # and constraints over them are not modelled.
+    list_type_attributes: bool = False
+    # The Kubernetes minor whose allocator runs: 34 for 1.34, 35, 36 (1.37 runs 36's: no v0.37.0 table yet).
+    minor: int = 34
 
 
 class AllocationTimeout(Exception):
@@ -60,6 +67,22 @@ class AllocationTimeout(Exception):
     returns "filter operation aborted: context deadline exceeded" (kubernetes/dynamic-resource-allocation@v0.34.9
     structured/internal/experimental/allocator_experimental.go), which the scheduler's Filter reports for the node
     (gpu_dra.core.analysis.explain.FILTER_TIMED_OUT)."""
+
+
+class FailedOnNode(Exception):
+    """The claims do not fit on this node for a reason the scheduler reports for the node, not the pod: from 1.35,
+    "invalid resource pools were encountered" when nothing else fits (`ErrFailedAllocationOnNode` in
+    kubernetes/dynamic-resource-allocation@v0.35.6 structured/internal/incubating/allocator_incubating.go, which the
+    scheduler's Filter turns into Unschedulable for the node). The message is the scheduler's; `pools` says which
+    pools are invalid and why, which the scheduler logs only."""
+
+    def __init__(self, message: str, pools: Sequence[tuple[str, str]] = ()):
+        super().__init__(message)
+        self.pools = tuple(pools)  # (driver/pool, why it is invalid)
+
+    @property
+    def detail(self) -> str:
+        return "; ".join(f"pool {pool}: {why}" for pool, why in self.pools)
 
 
 class AllocationError(ValueError):
@@ -87,6 +110,7 @@ class DeviceResult:
     consumed_capacity: Mapping[str, Decimal] = field(default_factory=dict)  # capacity name -> quantity
     binding_conditions: tuple[str, ...] = ()
     binding_failure_conditions: tuple[str, ...] = ()
+    tolerations: tuple[DeviceToleration, ...] = ()  # from 1.35, all of the request's, tainted device or not
 
 
 @dataclass(frozen=True)
@@ -156,7 +180,8 @@ def allocate_claims(claims: Sequence[ResourceClaim], slices: Sequence[ResourceSl
                     classes: Mapping[str, Sequence[str]], allocated: Iterable[AllocatedDevice],
                     features: Features, deadline: float | None = None,
                     clock: Callable[[], float] = time.monotonic,
-                    compiled: dict[str, CompiledSelector | CompileError] | None = None) -> list[ClaimAllocation] | None:
+                    compiled: dict[str, CompiledSelector | CompileError] | None = None,
+                    everywhere: Sequence[ResourceSlice] | None = None) -> list[ClaimAllocation] | None:
     """All claims of one pod allocated together on one node, as `Allocator.Allocate(ctx, node, claims)` does
     (kubernetes/dynamic-resource-allocation@v0.34.9 structured/internal/experimental/allocator_experimental.go;
     docs/sources.md#the-structured-allocator): one result per claim in claim order, or None when they do not fit
@@ -165,8 +190,10 @@ def allocate_claims(claims: Sequence[ResourceClaim], slices: Sequence[ResourceSl
     they consume, the others the whole device (`foreachAllocatedDevice` in kubernetes/kubernetes
     pkg/scheduler/framework/plugins/dynamicresources/allocateddevices.go). Raises AllocationError for input the
     scheduler refuses everywhere, and AllocationTimeout once `clock()` reaches `deadline` (None: no deadline) while
-    searching, as upstream's search stops when its context is done. `compiled`: selectors compiled with these
-    features by an earlier call, kept across calls (filled here)."""
+    searching, as upstream's search stops when its context is done, and FailedOnNode where from 1.35 an invalid
+    pool is the node's failure. `compiled`: selectors compiled with these features by an earlier call, kept across
+    calls (filled here). `everywhere`: all the cluster's slices where `slices` holds only those that may reach the
+    node (from 1.35 the allocator reads a pool's slices on every node)."""
     busy: set[_DeviceId] = set()
     shares: dict[_DeviceId, list[Mapping[str, str]]] = {}
     for result in allocated:
@@ -177,8 +204,9 @@ def allocate_claims(claims: Sequence[ResourceClaim], slices: Sequence[ResourceSl
             shares.setdefault(device, []).append(result.consumed_capacity)
         else:
             busy.add(device)
-    return _Allocator(claims, gather_pools(slices, node, features.partitionable_devices), node, classes, busy,
-                      shares, features, deadline, clock, {} if compiled is None else compiled).run()
+    pools = gather_pools(slices, node, features.partitionable_devices, features.minor, everywhere)
+    return _Allocator(claims, pools, node, classes, busy, shares, features, deadline, clock,
+                      {} if compiled is None else compiled).run()
 
 
 class _Allocator:
@@ -198,8 +226,11 @@ class _Allocator:
         self.constraints: list[list[_MatchAttribute | _DistinctAttribute]] = []
         self.allocating: dict[_DeviceId, set[int]] = {}  # device -> claims it is being allocated to
         self.sharing: dict[_DeviceId, dict[str, Decimal]] = {}  # capacity taken by shares being allocated
-        self.available: dict[str, dict[str, dict[str, Decimal]]] = {}  # slice -> counter set -> counter -> left
-        self.consumed: dict[str, dict[str, dict[str, Decimal]]] = {}  # slice -> ... taken by allocations being made
+        self.shares_allocating: dict[_DeviceId, int] = {}  # how many shares of the device are being allocated
+        # Counters left: counter set -> counter -> quantity, per slice name before 1.35, per pool name from 1.35
+        # (upstream keys its cache by the pool's name alone, so two drivers' pools of one name share it).
+        self.available: dict[str, dict[str, dict[str, Decimal]]] = {}
+        self.consumed: dict[str, dict[str, dict[str, Decimal]]] = {}  # ... taken by allocations being made
         self.results: list[list[_Picked]] = [[] for _ in claims]
         self.matches: dict[tuple[_DeviceId, tuple[int, int, int]], bool] = {}
         self.compiled = compiled
@@ -209,6 +240,9 @@ class _Allocator:
         for index, claim in enumerate(self.claims):
             self._prepare(index, claim)
         if not self._allocate_one((0, 0, 0, 0), False):
+            invalid = [(pool.id, pool.invalid) for pool in self.pools if pool.invalid]
+            if self.features.minor >= 35 and invalid:
+                raise FailedOnNode("invalid resource pools were encountered", invalid)
             return None
         return [self._result(index, claim) for index, claim in enumerate(self.claims)]
 
@@ -355,10 +389,13 @@ class _Allocator:
 
     def _candidates(self, request: _Request) -> Iterator[_Device]:
         """The devices the search tries for `request`, in its order, past the checks each try starts with (free, or
-        held only by other claims where the request has admin access; selected by the class and the request). An
-        invalid pool is fatal only when the search reaches it: another pool may satisfy the request first."""
+        held only by other claims where the request has admin access; selected by the class and the request). In
+        1.34 an invalid pool is fatal when the search reaches it (another pool may satisfy the request first); from
+        1.35 incomplete and invalid pools are passed over (the search's end reports the invalid ones)."""
         claim, admin = request.claim, request.choice.admin_access
         for pool, devices in zip(self.pools, self.devices, strict=True):
+            if self.features.minor >= 35 and (pool.incomplete or pool.invalid):
+                continue
             if pool.invalid:
                 raise self._invalid_pool(request, pool)
             for device in devices:
@@ -418,7 +455,9 @@ class _Allocator:
         counters = device.device.consumes_counters
         if counters and not self.features.partitionable_devices:
             return None
-        if counters and not self._take_counters(request, device):
+        # From 1.35 a device allocated more than once takes its counters with its first share only.
+        if counters and not (shared and self.features.minor >= 35 and self._capacity_in_use(device.id)) \
+                and not self._take_counters(request, device):
             return None
         if self.features.device_taints and untolerated(device.device.taints, request.choice.tolerations):
             return None
@@ -444,6 +483,7 @@ class _Allocator:
                 share = self.sharing.setdefault(device.id, {})
                 for name, value in taken.items():
                     share[name] = share.get(name, Decimal(0)) + value
+                self.shares_allocating[device.id] = self.shares_allocating.get(device.id, 0) + 1
         self.results[claim].append(_Picked(request, device, shared, taken))
         kept = len(self.results[claim]) - 1
 
@@ -455,6 +495,7 @@ class _Allocator:
                 share = self.sharing[device.id]
                 for name, value in taken.items():
                     share[name] -= value
+                self.shares_allocating[device.id] -= 1
             elif self.features.partitionable_devices and counters:
                 self._give_back_counters(request, device)
             del self.results[claim][kept:]
@@ -485,7 +526,8 @@ class _Allocator:
             compiled = self.compiled.get(expression)
             if compiled is None:
                 try:
-                    compiled = compile_selector(expression, self.features.consumable_capacity, check_cost=False)
+                    compiled = compile_selector(expression, self.features.consumable_capacity, check_cost=False,
+                                                list_type_attributes=self.features.list_type_attributes)
                 except CompileError as error:
                     compiled = error
                 self.compiled[expression] = compiled
@@ -586,39 +628,57 @@ class _Allocator:
                                        f"{error}") from None
 
     def _take_counters(self, request: _Request, device: _Device) -> bool:
-        """Take the device's counters from its slice's counter sets if every counter stays within what is left
-        after the devices already allocated (upstream checkAvailableCounters)."""
-        slice_ = device.slice
-        if slice_.name not in self.available:
-            left = {name: {counter: self._quantity(request, f"slice {slice_.name}: counter {name}/{counter}", value)
-                           for counter, value in counters.items()}
-                    for name, counters in slice_.shared_counters.items()}
-            for other in slice_.devices:
-                if (slice_.driver, slice_.pool.name, other.name) in self.busy:
-                    for use in other.consumes_counters:
-                        counter_set = left.get(use.counter_set, {})
-                        for counter, value in use.counters.items():
-                            if counter in counter_set:
-                                counter_set[counter] -= self._quantity(
-                                    request, f"device {slice_.driver}/{slice_.pool.name}/{other.name}: counter "
-                                             f"{use.counter_set}/{counter}", value)
-            self.available[slice_.name] = left
-        consumed = self.consumed.setdefault(slice_.name, {})
+        """Take the device's counters if every counter of its counter sets stays within what is left after the
+        devices already allocated (upstream checkAvailableCounters): before 1.35 the counter sets of the device's own
+        slice, from 1.35 those of its pool, used by allocated devices on any node."""
+        key = device.slice.name if self.features.minor < 35 else device.pool.name
+        if key not in self.available:
+            self.available[key] = self._counters_left(request, device)
+        consumed = self.consumed.setdefault(key, {})
         for use in device.device.consumes_counters:
             counter_set = consumed.setdefault(use.counter_set, {})
             for counter, value in use.counters.items():
                 counter_set[counter] = (counter_set.get(counter, Decimal(0))
                                         + self._quantity(request, f"device {device.label}: counter "
                                                                   f"{use.counter_set}/{counter}", value))
-        for name, counters in self.available[slice_.name].items():
+        for name, counters in self.available[key].items():
             for counter, left_value in counters.items():
                 if left_value < consumed.get(name, {}).get(counter, Decimal(0)):
                     self._give_back_counters(request, device)
                     return False
         return True
 
+    def _counters_left(self, request: _Request, device: _Device) -> dict[str, dict[str, Decimal]]:
+        """The counters the devices other claims hold leave: of the device's slice before 1.35; of its pool from
+        1.35, counting every slice of the pool, and from 1.36 the devices held through shares too
+        (`IsDeviceAllocated`, kubernetes/dynamic-resource-allocation@v0.36.2 structured/internal/allocatedstate.go)."""
+        if self.features.minor < 35:
+            where, counter_sets, slices = f"slice {device.slice.name}", device.slice.shared_counters, [device.slice]
+        else:
+            pool = device.pool
+            where, counter_sets, slices = f"pool {pool.id}", pool.counter_sets or {}, [*pool.slices, *pool.elsewhere]
+        left = {name: {counter: self._quantity(request, f"{where}: counter {name}/{counter}", value)
+                       for counter, value in counters.items()}
+                for name, counters in counter_sets.items()}
+        for slice_ in slices:
+            for other in slice_.devices:
+                held = (slice_.driver, slice_.pool.name, other.name)
+                if held not in self.busy and not (self.features.minor >= 36 and held in self.shares):
+                    continue
+                for use in other.consumes_counters:
+                    counter_set = left.get(use.counter_set, {})
+                    for counter, value in use.counters.items():
+                        if counter in counter_set:
+                            counter_set[counter] -= self._quantity(
+                                request, f"device {'/'.join(held)}: counter {use.counter_set}/{counter}", value)
+        return left
+
+    def _capacity_in_use(self, device: _DeviceId) -> bool:
+        """Shares of the device are held by other claims or being allocated (upstream deviceCapacityInUse)."""
+        return bool(self.shares.get(device)) or self.shares_allocating.get(device, 0) > 0
+
     def _give_back_counters(self, request: _Request, device: _Device) -> None:
-        consumed = self.consumed[device.slice.name]
+        consumed = self.consumed[device.slice.name if self.features.minor < 35 else device.pool.name]
         for use in device.device.consumes_counters:
             for counter, value in use.counters.items():
                 consumed[use.counter_set][counter] -= self._quantity(
@@ -632,11 +692,14 @@ class _Allocator:
             selector = node_selector_for(((p.device.slice, p.device.device) for p in picked), self.node.name)
         except UnsupportedNodeSelector as error:
             raise AllocationError(claim.name, f"create NodeSelector for claim {claim.name}: {error}") from None
-        binding = self.features.device_binding
+        # 1.35 joined the two gates into one switch (DeviceBindingAndStatus); 1.34 copied with the first alone.
+        binding = self.features.device_binding and (self.features.minor < 35 or self.features.device_status)
+        tolerations = self.features.minor >= 35
         return ClaimAllocation(claim.name, tuple(
             DeviceResult(p.request.label, *p.device.id, p.request.choice.admin_access, p.shared, p.consumed,
                          p.device.device.binding_conditions if binding else (),
-                         p.device.device.binding_failure_conditions if binding else ())
+                         p.device.device.binding_failure_conditions if binding else (),
+                         p.request.choice.tolerations if tolerations else ())
             for p in picked), selector)
 
 

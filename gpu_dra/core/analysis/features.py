@@ -27,4 +27,14 @@ def features_for(target: Target) -> Features:
     # it does from v0.35.0), so no filter timeout stops it.
     stops = on("DRASchedulerFilterTimeout") and (target.kubernetes_version != "1.34" or allocator != Features())
     return replace(allocator, device_taint_rules=on(rules),
-                   taint_rule_selectors=rules == "DRADeviceTaints" and on(rules), filter_timeout=stops)
+                   taint_rule_selectors=rules == "DRADeviceTaints" and on(rules), filter_timeout=stops,
+                   list_type_attributes=on("DRAListTypeAttributes"), minor=allocator_minor(target))
+
+
+def allocator_minor(target: Target) -> int:
+    """The minor whose allocator gpu-dra runs for the target: its own from 1.34 to 1.36; 1.37 runs 1.36's, the
+    newest with a release's test table to check it against (kubernetes/dynamic-resource-allocation had no v0.37.0
+    tag when vendored; v0.37.0-alpha.2 changes which nodes a counter slice reaches, config results and CEL error
+    texts)."""
+    minor = int(target.kubernetes_version.split(".")[1])
+    return min(max(minor, 34), 36)

@@ -20,7 +20,7 @@ from gpu_dra.core.analysis.explain import Explainer
 from gpu_dra.core.analysis.inventory import Inventory
 from gpu_dra.core.analysis.pods import ClusterNode, PodReport, PodSpec, explain_pods, pods_from_objects
 from gpu_dra.core.data import mapping
-from gpu_dra.core.dra.claims import ResourceClaim
+from gpu_dra.core.dra.claims import InUse, ResourceClaim
 from gpu_dra.core.dra.scheduling import why_not_on
 
 
@@ -96,7 +96,7 @@ def holders(objects: Iterable[Mapping[str, Any]]) -> dict[str, list[str]]:
     return out
 
 
-def named_holders(in_use: Mapping[Any, str], reserved: Mapping[str, Sequence[str]]) -> dict[Any, str]:
+def named_holders(in_use: Mapping[Any, str], reserved: Mapping[str, Sequence[str]]) -> InUse:
     """`in_use` with each holding claim followed by its pods, as the reasons then show it."""
     def label(claim: str) -> str:
         pods = reserved.get(claim)
@@ -105,7 +105,8 @@ def named_holders(in_use: Mapping[Any, str], reserved: Mapping[str, Sequence[str
         more = f" and {len(pods) - 2} more" if len(pods) > 2 else ""
         return f"{claim} (pod {', '.join(pods[:2])}{more})"
 
-    return {device: label(claim) for device, claim in in_use.items()}
+    return InUse({device: label(claim) for device, claim in in_use.items()},
+                 in_use.shares if isinstance(in_use, InUse) else None)
 
 
 def untainted(nodes: Sequence[ClusterNode]) -> list[ClusterNode]:

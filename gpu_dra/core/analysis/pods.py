@@ -264,4 +264,6 @@ def _explain_pod(pod: PodSpec, by_name: Mapping[tuple[str, str], ResourceClaim],
     elif not verdict.timed_out:  # else the verdict's reason: not decided
         report.reason = (f"each of its {len(pending)} claims fits alone, but no node it may use has devices for all "
                          "of them together (they compete for the same devices)")
+        if verdict.why_failed:
+            report.reason += f"; {verdict.why_failed}"
     return report

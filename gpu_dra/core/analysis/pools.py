@@ -1,16 +1,23 @@
-"""Which ResourceSlices one node reaches, grouped into pools as the scheduler's structured allocator groups them.
+"""Which ResourceSlices one node reaches, grouped into pools as the scheduler's structured allocator of each
+Kubernetes minor groups them.
 
-Upstream: `GatherPools`, `nodeMatches` and `createNodeSelector` in kubernetes/dynamic-resource-allocation@v0.34.9
-structured/internal/experimental/pools_experimental.go and allocator_experimental.go
-(docs/sources.md#the-structured-allocator). Only the newest generation of a pool counts; a pool with fewer slices
-than its `resourceSliceCount` is incomplete, one that names a device twice is invalid. The allocator decides what
-each of those means for a request. Slices and pools with binding conditions come after the others, so that the
-search prefers devices that need no binding conditions.
+Upstream: `GatherPools`, `nodeMatches` and `createNodeSelector` of kubernetes/dynamic-resource-allocation
+structured/internal/: experimental/pools_experimental.go at v0.34.9 (1.34), incubating/pools_incubating.go at v0.35.6
+(1.35) and v0.36.2 (1.36) (docs/sources.md#the-structured-allocator). Only the newest generation of a pool counts.
+- 1.34: a pool with fewer slices than its `resourceSliceCount` is incomplete, one that names a device twice is
+  invalid; slices and pools with binding conditions come after the others.
+- 1.35 (kubernetes/dynamic-resource-allocation bcad823, 4f64cd2): a pool that looks incomplete from the node is
+  checked against its slices on every node: a newer generation elsewhere drops it, and it is incomplete only if the
+  whole pool is. Counter sets come from the pool's own slices that hold only `sharedCounters` (always relevant,
+  whatever their node selection), and are validated (duplicate set, unknown set or counter: the pool is invalid);
+  the pool's device slices on other nodes are kept to count the counters their allocated devices use.
+- 1.36 (33492dc): pools in (driver, pool) order, those with binding conditions last; slices in name order.
+The allocator decides what incomplete and invalid mean for a request.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,13 +35,18 @@ class Node:
 
 @dataclass
 class Pool:
-    """One driver's pool as this node sees it: the slices of its newest generation, in the order given."""
+    """One driver's pool as this node sees it: the device slices of its newest generation that reach the node."""
 
     driver: str
     name: str
     slices: list[ResourceSlice] = field(default_factory=list)
     incomplete: bool = False
     invalid: str | None = None  # why the allocator must not take devices from it
+    # From 1.35: the pool's counter sets (set -> counter -> quantity, from its counter slices), and its device slices
+    # that do not reach the node, whose allocated devices use those counters too. None before 1.35, where a device's
+    # counter sets are those of its own slice.
+    counter_sets: dict[str, Mapping[str, str]] | None = None
+    elsewhere: list[ResourceSlice] = field(default_factory=list)
 
     @property
     def id(self) -> str:
@@ -49,22 +61,53 @@ def _has_binding_conditions(slice_: ResourceSlice) -> bool:
     return any(device.binding_conditions for device in slice_.devices)
 
 
-def gather_pools(slices: Iterable[ResourceSlice], node: Node, partitionable_devices: bool) -> list[Pool]:
-    """The pools with devices this node can reach, in the order their first slice was seen, those with binding
-    conditions last. Per-device node selection is a DRAPartitionableDevices field: with the gate off such slices
-    are ignored."""
+def gather_pools(slices: Iterable[ResourceSlice], node: Node, partitionable_devices: bool, minor: int = 34,
+                 everywhere: Sequence[ResourceSlice] | None = None) -> list[Pool]:
+    """The pools with devices this node can reach, as the allocator of Kubernetes 1.`minor` gathers them.
+    Per-device node selection (and, from 1.35, counter slices) are DRAPartitionableDevices fields: with the gate off
+    such slices are ignored. `everywhere`: all the cluster's slices, where `slices` holds only those that may reach
+    the node (None: `slices` are all); 1.35 reads a pool's slices on every node."""
+    if minor < 35:
+        return _gather_134(slices, node, partitionable_devices)
+    slices = list(slices)
+    pools: dict[tuple[str, str], Pool] = {}
+    with_conditions: list[ResourceSlice] = []  # 1.35: slices with binding conditions are added last
+    for slice_ in slices:
+        counters = bool(slice_.shared_counters)
+        if not partitionable_devices and (slice_.per_device_node_selection or counters):
+            continue
+        if counters or _reaches(node, slice_):
+            if minor == 35 and _has_binding_conditions(slice_):
+                with_conditions.append(slice_)
+            else:
+                _add(pools, slice_)
+    for slice_ in with_conditions:
+        _add(pools, slice_)
+    gathered: list[Pool] = []
+    for (driver, name), pool in pools.items():
+        generation, count = pool.slices[0].pool.generation, pool.slices[0].pool.slice_count
+        whole = None
+        if len(pool.slices) != count:
+            whole = _pool_slices(slices if everywhere is None else everywhere, driver, name, generation)
+            if whole is None:
+                continue  # a newer generation is being published on other nodes: this one is out of date
+            if len(whole) != count:
+                gathered.append(Pool(driver, name, incomplete=True))
+                continue
+        gathered.append(_build(driver, name, pool.slices, partitionable_devices, minor, whole))
+    if minor >= 36:
+        return sorted(gathered, key=lambda pool: (_pool_has_binding_conditions(pool), pool.driver, pool.name))
+    return sorted(gathered, key=_pool_has_binding_conditions)
+
+
+def _gather_134(slices: Iterable[ResourceSlice], node: Node, partitionable_devices: bool) -> list[Pool]:
+    """1.34: the pools in the order their first slice was seen, those with binding conditions last."""
     pools: dict[tuple[str, str], Pool] = {}
     with_conditions: list[ResourceSlice] = []
     for slice_ in slices:
         if slice_.per_device_node_selection and not partitionable_devices:
             continue
-        if slice_.node_selection is not None:
-            reached = node_matches(node, slice_.node_selection)
-        elif slice_.per_device_node_selection:
-            reached = any(d.node_selection is not None and node_matches(node, d.node_selection)
-                          for d in slice_.devices)
-        else:
-            reached = False  # nothing selects a node: a future field, upstream skips the slice too
+        reached = _reaches(node, slice_)
         if reached and _has_binding_conditions(slice_):
             with_conditions.append(slice_)
         elif reached:
@@ -73,8 +116,80 @@ def gather_pools(slices: Iterable[ResourceSlice], node: Node, partitionable_devi
         _add(pools, slice_)
     for pool in pools.values():
         pool.incomplete = len(pool.slices) != pool.slices[0].pool.slice_count
-        pool.invalid = _duplicate_device(pool)
+        pool.invalid = _duplicate_device(pool.slices)
     return sorted(pools.values(), key=lambda pool: any(map(_has_binding_conditions, pool.slices)))
+
+
+def _reaches(node: Node, slice_: ResourceSlice) -> bool:
+    """The slice, or one of its devices (per-device node selection), selects the node. A slice selecting nothing
+    is a future field: upstream skips it too."""
+    if slice_.node_selection is not None:
+        return node_matches(node, slice_.node_selection)
+    if slice_.per_device_node_selection:
+        return any(d.node_selection is not None and node_matches(node, d.node_selection) for d in slice_.devices)
+    return False
+
+
+def _pool_slices(slices: Iterable[ResourceSlice], driver: str, name: str,
+                 generation: int) -> list[ResourceSlice] | None:
+    """The pool's slices of this generation on every node; None if a newer generation exists (checkSlicesInPool)."""
+    found = []
+    for slice_ in slices:
+        if slice_.driver != driver or slice_.pool.name != name:
+            continue
+        if slice_.pool.generation > generation:
+            return None
+        if slice_.pool.generation == generation:
+            found.append(slice_)
+    return found
+
+
+def _build(driver: str, name: str, slices: list[ResourceSlice], partitionable_devices: bool, minor: int,
+           whole: list[ResourceSlice] | None) -> Pool:
+    """A complete pool, validated in upstream's order (buildPool): device names, then with the gate on counter-set
+    names, then every counter a device of the node's slices uses, then those of the pool's other slices."""
+    if minor >= 36:
+        slices = sorted(slices, key=lambda slice_: slice_.name)
+    counter_slices = [s for s in slices if s.shared_counters] if partitionable_devices else []
+    device_slices = [s for s in slices if not s.shared_counters] if partitionable_devices else slices
+    pool = Pool(driver, name, device_slices)
+    pool.invalid = _duplicate_device(device_slices)
+    if pool.invalid or not partitionable_devices:
+        return pool
+    counter_sets: dict[str, Mapping[str, str]] = {}
+    for slice_ in counter_slices:
+        for set_name, counters in slice_.shared_counters.items():
+            if set_name in counter_sets:
+                pool.invalid = f"duplicate counter set name {set_name}"
+                return pool
+            counter_sets[set_name] = counters
+    pool.counter_sets = counter_sets
+    pool.invalid = _unknown_counter(counter_sets, slices)
+    if pool.invalid or whole is None or len(whole) == len(slices):
+        return pool
+    seen = {slice_.name for slice_ in slices}
+    pool.elsewhere = [slice_ for slice_ in whole if slice_.name not in seen]
+    pool.invalid = _unknown_counter(counter_sets, pool.elsewhere)  # device names there are not checked (upstream)
+    return pool
+
+
+def _unknown_counter(counter_sets: Mapping[str, Mapping[str, str]], slices: Iterable[ResourceSlice]) -> str | None:
+    """A device's use of a counter set or counter the pool does not declare (validateDeviceCounterConsumption); a
+    set declared in another pool is unknown here too."""
+    for slice_ in slices:
+        for device in slice_.devices:
+            for use in device.consumes_counters:
+                counter_set = counter_sets.get(use.counter_set)
+                if counter_set is None:
+                    return f"counter set {use.counter_set} not found"
+                for counter in use.counters:
+                    if counter not in counter_set:
+                        return f"counter {counter} not found in counter set {use.counter_set}"
+    return None
+
+
+def _pool_has_binding_conditions(pool: Pool) -> bool:
+    return any(map(_has_binding_conditions, pool.slices))
 
 
 def _add(pools: dict[tuple[str, str], Pool], slice_: ResourceSlice) -> None:
@@ -89,9 +204,9 @@ def _add(pools: dict[tuple[str, str], Pool], slice_: ResourceSlice) -> None:
     pool.slices.append(slice_)
 
 
-def _duplicate_device(pool: Pool) -> str | None:
+def _duplicate_device(slices: Iterable[ResourceSlice]) -> str | None:
     seen: set[str] = set()
-    for slice_ in pool.slices:
+    for slice_ in slices:
         for device in slice_.devices:
             if device.name in seen:
                 return f"duplicate device name {device.name}"

@@ -235,12 +235,12 @@ def lint_object(obj: ManifestObject, target: Target) -> list[Finding]:
     if structure:
         return misplaced + structure  # wrong shapes: the checks below would only guess
     findings = misplaced + _semantic_findings(obj)
-    consumable = target.enabled("DRAConsumableCapacity")
+    consumable, list_types = target.enabled("DRAConsumableCapacity"), target.enabled("DRAListTypeAttributes")
     for path, expression, device_class in selector_sites(obj.parsed):
         where = format_path(path)
         line = obj.line(path)
         try:
-            check_selector(expression, consumable_capacity=consumable)
+            check_selector(expression, consumable_capacity=consumable, list_type_attributes=list_types)
         except CompileError as error:
             if error.kind == "unsupported":
                 findings.append(Finding("cel-unsupported", WARNING, error.message, file=obj.file, line=line,

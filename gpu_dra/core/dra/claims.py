@@ -288,12 +288,40 @@ def classes_from_objects(objects: Iterable[Mapping[str, Any]]) -> dict[str, list
             if device_class is not None}
 
 
-def in_use_from_claims(claims: Iterable[ResourceClaim]) -> dict[DeviceId, str]:
+@dataclass(frozen=True)
+class Share:
+    """A share of a device allocated more than once (DRAConsumableCapacity): the claim holding it, its shareID and
+    the capacity it consumes. The device stays free for other shares while its capacity lasts."""
+
+    claim: str
+    share_id: str
+    consumed_capacity: Mapping[str, str] = field(default_factory=dict)  # capacity name -> quantity
+
+
+class InUse(dict[DeviceId, str]):
+    """What existing claims hold: as a mapping, the devices held whole (device -> the claim); `shares`, the devices
+    held in shares (device -> its shares), which a share-aware scheduler does not count as taken."""
+
+    def __init__(self, whole: Mapping[DeviceId, str] | None = None,
+                 shares: Mapping[DeviceId, tuple[Share, ...]] | None = None):
+        super().__init__(whole or {})
+        self.shares: dict[DeviceId, tuple[Share, ...]] = dict(shares or {})
+
+
+def in_use_from_claims(claims: Iterable[ResourceClaim]) -> InUse:
     """Devices allocated to existing ResourceClaims (status.allocation.devices.results), admin access excluded:
-    device -> the claim holding it. Templates carry no allocation."""
-    used: dict[DeviceId, str] = {}
+    whole devices by the claim holding them, and shares (a result with a shareID) by device. Templates carry no
+    allocation."""
+    used = InUse()
+    shares: dict[DeviceId, list[Share]] = {}
     for claim in claims:
         for result in claim.allocated:
-            if not result.admin_access:
-                used[DeviceId(result.driver, result.pool, result.device)] = claim.name
+            if result.admin_access:
+                continue
+            device = DeviceId(result.driver, result.pool, result.device)
+            if result.share_id is None:
+                used[device] = claim.name
+            else:
+                shares.setdefault(device, []).append(Share(claim.name, result.share_id, result.consumed_capacity))
+    used.shares = {device: tuple(held) for device, held in shares.items()}
     return used

@@ -16,6 +16,7 @@ from gpu_dra.core.analysis.explain import (
     ClaimReport,
     Explainer,
 )
+from gpu_dra.core.analysis.features import features_for
 from gpu_dra.core.analysis.inventory import Device, GroupSpec, synthesize_groups
 from gpu_dra.core.checks.lint import SelectorContext, lint_selector
 from gpu_dra.core.checks.manifest_lint import selector_sites
@@ -25,6 +26,7 @@ from gpu_dra.core.dra.cel.lexer import device_lookups, tokenize
 from gpu_dra.core.dra.claims import DeviceClass, ResourceClaim, claims_from_objects, classes_from_objects
 from gpu_dra.core.facts import nvidia
 from gpu_dra.core.facts.labels import ALLOCATION_LABEL
+from gpu_dra.core.facts.target import Platform, Target
 from gpu_dra.core.findings import Finding
 from gpu_dra.core.policy.resources import (
     RESOURCE_TYPES,
@@ -43,11 +45,11 @@ from gpu_dra.core.yamlsource import format_path
 
 
 @lru_cache(maxsize=4096)
-def _compile_problem(expression: str, consumable_capacity: bool) -> CompileError | None:
+def _compile_problem(expression: str, consumable_capacity: bool, list_type_attributes: bool) -> CompileError | None:
     """What check_selector refuses in a selector, or None: once per selector and environment, since the teams' and
     the chart's selectors repeat on every stack a check runs over, and two rules read them."""
     try:
-        check_selector(expression, consumable_capacity=consumable_capacity)
+        check_selector(expression, consumable_capacity=consumable_capacity, list_type_attributes=list_type_attributes)
     except CompileError as problem:
         return problem
     return None
@@ -65,10 +67,11 @@ def _lint(expression: str, context: SelectorContext) -> list[Finding]:
 
 def dra_cel_compiles(resource: Resource, context: Context) -> list[Finding]:
     obj, skipped = dra_object_of("dra-cel-compiles", resource)
-    consumable = context.target.enabled("DRAConsumableCapacity")
+    consumable, list_types = (context.target.enabled(gate) for gate in ("DRAConsumableCapacity",
+                                                                        "DRAListTypeAttributes"))
     out = skipped
     for path, expression, _ in selector_sites(obj):
-        problem = _compile_problem(expression, consumable)
+        problem = _compile_problem(expression, consumable, list_types)
         if problem is not None and problem.kind != "unsupported":
             # "unsupported" is accepted by the API server; dra-cel-lint says it went unchecked
             out.append(error("dra-cel-compiles", f"the API server would reject this selector: {problem.message}",
@@ -94,7 +97,7 @@ def dra_cel_lint(resource: Resource, context: Context) -> list[Finding]:
     obj, out = dra_object_of("dra-cel-lint", resource)
     for path, expression, device_class in selector_sites(obj):
         where = format_path(path)
-        problem = _compile_problem(expression, True)
+        problem = _compile_problem(expression, True, True)
         if problem is not None and problem.kind == "unsupported":
             out.append(error("dra-cel-lint", problem.message, resource, where, check="cel-unsupported"))
         lint_context = SelectorContext(class_selector=device_class is None, target=context.target)
@@ -150,8 +153,10 @@ def _explain_on_fleet(rule: str, resources: list[Resource], context: Context
                for r in unknown_groups] + unknown_objects(rule, objects, "claims and classes")
     known = [r for r in objects if not r.unknown]
     specs = _fleet_specs(groups, unknown_groups, context)
+    target = context.target
     stack = json.dumps([[dataclasses.asdict(g) for g in specs], [plain(r.props) for r in known],
-                        context.target.driver_level, context.target.enabled("DRAConsumableCapacity")])
+                        [target.kubernetes_version, target.platform.value, dict(target.feature_gates),
+                         list(target.driver_level)], target.enabled("DRAConsumableCapacity")])
     by_name = {r.label.split(" ", 1)[1]: r for r in known}
     reports = [(claim, report, by_name.get(claim)) for claim, report in _fleet_reports(stack)]
     if unknown_groups:
@@ -168,12 +173,14 @@ def _fleet_reports(stack: str) -> tuple[tuple[str, ClaimReport], ...]:
     """Every claim explained on the fleet synthesized from the node groups: the costliest thing the pack does, which
     dra-claim-satisfiable and dra-selector-safe-on-fleet both read. Memoised on everything it depends on, as JSON
     (the groups, the DRA objects, the driver release, the consumable-capacity gate), so that the two share one
-    explanation per stack, also under the engine, which hands each policy its own copy of the resources."""
-    groups, objects, level, consumable = json.loads(stack)
-    fleet = synthesize_groups([GroupSpec(**group) for group in groups], (level[0], level[1]))
+    explanation per stack, also under the engine, which hands each policy its own copy of the resources. The
+    allocator is the one of the stack's Kubernetes version, as `gpu-dra explain --stack` runs it."""
+    groups, objects, (version, platform, gates, level), consumable = json.loads(stack)
+    target = Target(version, Platform(platform), gates, (level[0], level[1]))
+    fleet = synthesize_groups([GroupSpec(**group) for group in groups], target.driver_level)
     if not fleet.devices:
         return ()
-    explainer = Explainer(classes_from_objects(objects), consumable)
+    explainer = Explainer(classes_from_objects(objects), consumable, features_for(target))
     return tuple((claim.name, explainer.explain(claim, fleet)) for claim in claims_from_objects(objects))
 
 

@@ -13,7 +13,7 @@ from gpu_dra.core.analysis.allocator import Features
 from gpu_dra.core.analysis.features import features_for
 from gpu_dra.core.analysis.inventory import Device, Inventory
 from gpu_dra.core.analysis.pools import Node
-from gpu_dra.core.dra.claims import DeviceId, RequestChoice, ResourceClaim
+from gpu_dra.core.dra.claims import DeviceId, InUse, RequestChoice, ResourceClaim
 from gpu_dra.core.facts import nvidia
 from gpu_dra.core.facts.target import Target
 from gpu_dra.core.findings import ERROR, Finding
@@ -40,7 +40,7 @@ class Explainer:
         after `filter_timeout`, or when all of them have taken `search_budget`, on `clock`."""
         self.classes = {**nvidia.CHART_CLASS_SELECTORS, **classes}
         self.features = features if features is not None else features_for(Target())
-        self.selectors = SelectorEvaluator(consumable_capacity)
+        self.selectors = SelectorEvaluator(consumable_capacity, self.features.list_type_attributes)
         self.search = NodeSearch(self.classes, self.features, clock, filter_timeout, search_budget)
         self.reasons = UnallocatableReasons(self.features)
         self._fleets: dict[tuple[int, tuple[int, ...]], Fleet] = {}
@@ -81,6 +81,8 @@ class Explainer:
         if verdict.timed_out:
             return report
         report.reason = self.reasons.of(matched, fleet, busy, only)
+        if verdict.why_failed:
+            report.reason += f"; {verdict.why_failed}"
         if claim.constraints and all(r.matching for r in report.requests):
             loose = Matched(replace(matched.claim, constraints=()), report, matched.choices, ())
             unconstrained = self.search.verdict([loose], fleet, busy, only)
@@ -218,20 +220,24 @@ class Explainer:
         key = (id(inventory), tuple(map(id, nodes)) if nodes else ())
         fleet = self._fleets.get(key)
         if fleet is None:  # the fleet holds its inventory and nodes, so ids filed here are never reused
-            fleet = self._fleets[key] = Fleet(inventory, nodes, self.selectors.grouping_of(inventory))
+            fleet = self._fleets[key] = Fleet(inventory, nodes, self.selectors.grouping_of(inventory), self.features)
         self._last_fleet = (inventory, nodes, fleet)
         return fleet
 
     def _busy(self, in_use: Mapping[DeviceId, str] | None, own: Collection[str]) -> Busy:
         """The devices other claims hold, built once per `in_use` and claims: a cluster's every node holds some,
         and every claim of every Pending pod is judged against them."""
-        if not in_use:
+        shares = in_use.shares if isinstance(in_use, InUse) else {}
+        if in_use is None or (not in_use and not shares):
             return NOTHING_BUSY
         held = self._busies.get(id(in_use))
         if held is None or held[0] is not in_use:  # held with its in_use, so the id is not reused
-            held = self._busies[id(in_use)] = (in_use, frozenset(in_use.values()), {})
+            holding = {*in_use.values(), *(share.claim for owned in shares.values() for share in owned)}
+            held = self._busies[id(in_use)] = (in_use, frozenset(holding), {})
         mine = frozenset(own) & held[1]  # most claims judged hold nothing yet: all share one
         busy = held[2].get(mine)
         if busy is None:
-            busy = held[2][mine] = Busy({device: owner for device, owner in in_use.items() if owner not in mine})
+            busy = held[2][mine] = Busy({device: owner for device, owner in in_use.items() if owner not in mine},
+                                        {device: [share for share in owned if share.claim not in mine]
+                                         for device, owned in shares.items()})
         return busy

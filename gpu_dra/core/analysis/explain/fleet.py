@@ -11,10 +11,10 @@ from dataclasses import dataclass, fields
 from operator import attrgetter
 from typing import Any
 
-from gpu_dra.core.analysis.allocator import KNOWN_KINDS, ClaimAllocation
+from gpu_dra.core.analysis.allocator import KNOWN_KINDS, ClaimAllocation, FailedOnNode, Features
 from gpu_dra.core.analysis.inventory import Device, Inventory
 from gpu_dra.core.analysis.pools import Node, gather_pools, node_matches
-from gpu_dra.core.dra.claims import AllocatedDevice, DeviceId, RequestChoice, ResourceClaim
+from gpu_dra.core.dra.claims import AllocatedDevice, DeviceId, RequestChoice, ResourceClaim, Share
 from gpu_dra.core.dra.slices import NodeSelection, ResourcePool, ResourceSlice, SliceDevice
 
 from .report import Allocation, ClaimReport, SearchStopped
@@ -51,16 +51,55 @@ def _shape_of(slice_: ResourceSlice) -> str:
 
 
 class Busy(dict[DeviceId, str]):
-    """Device -> the claim holding it, for the claims judged: also as the allocator takes it, and
-    frozen as the fleet's caches are keyed."""
+    """Device -> the claim holding it whole, for the claims judged; the shares other claims hold; both as the
+    allocator takes them (shares with their shareID and consumed capacity, which it counts against the device's
+    capacity, not as the device taken), and frozen as the fleet's caches are keyed."""
 
-    def __init__(self, holders: Mapping[DeviceId, str]):
+    def __init__(self, holders: Mapping[DeviceId, str], shares: Mapping[DeviceId, Sequence[Share]] | None = None):
         super().__init__(holders)
         self.frozen = frozenset(holders)
-        self.allocated = [AllocatedDevice(*key) for key in holders]
+        shares = shares or {}
+        self.shares = frozenset((device, share.share_id, tuple(sorted(share.consumed_capacity.items())))
+                                for device, held in shares.items() for share in held)
+        self.allocated = [*(AllocatedDevice(*key) for key in holders),
+                          *(AllocatedDevice(*device, share_id=share.share_id,
+                                            consumed_capacity=share.consumed_capacity)
+                            for device, held in shares.items() for share in held)]
+
+    @property
+    def key(self) -> tuple[frozenset[DeviceId], frozenset[Any]]:
+        """All the allocator reads of what is held: verdicts are kept under it."""
+        return self.frozen, self.shares
 
 
 NOTHING_BUSY = Busy({})
+
+
+def _generations(slices: Sequence[ResourceSlice]) -> dict[tuple[str, str], dict[int, int]]:
+    """Per pool, how many of its slices each generation has, on all nodes."""
+    found: dict[tuple[str, str], dict[int, int]] = defaultdict(dict)
+    for slice_ in slices:
+        counts = found[(slice_.driver, slice_.pool.name)]
+        counts[slice_.pool.generation] = counts.get(slice_.pool.generation, 0) + 1
+    return found
+
+
+def _pools_elsewhere(pools: Mapping[tuple[str, str], int], slices: Sequence[ResourceSlice],
+                     generations: Mapping[tuple[str, str], Mapping[int, int]]) -> tuple[Any, ...]:
+    """What the 1.35 allocator reads of the node's pools on other nodes, per pool in the node's order: whether the
+    generation the node sees is the newest and how many slices that generation has everywhere; and the pool itself
+    where its counter sets may be used by devices of other nodes (the counters they hold then differ by pool)."""
+    seen: dict[tuple[str, str], int] = {}
+    for slice_ in slices:
+        key = (slice_.driver, slice_.pool.name)
+        seen[key] = max(seen.get(key, slice_.pool.generation), slice_.pool.generation)
+    out = []
+    for key in pools:
+        counts, generation = generations[key], seen[key]
+        spans = counts[generation] != sum(1 for s in slices if (s.driver, s.pool.name) == key
+                                          and s.pool.generation == generation)
+        out.append((generation == max(counts), counts[generation], key if spans else None))
+    return tuple(out)
 
 
 class Fleet:
@@ -69,7 +108,7 @@ class Fleet:
     per set of claims what allocation sees of each node's matching devices."""
 
     def __init__(self, inventory: Inventory, nodes: Sequence[Node] | None,
-                 grouping: dict[Any, list[list[Device]]]):
+                 grouping: dict[Any, list[list[Device]]], features: Features):
         self.inventory, self.given = inventory, nodes  # held, so the ids this is filed under are not reused
         self.nodes = sorted(nodes, key=lambda n: n.name) if nodes else [Node(n, {}) for n in inventory.nodes()]
         self.grouping = grouping  # the explainer's device groups per selector view, of this inventory
@@ -79,10 +118,17 @@ class Fleet:
             for typed, device in zip(slice_.devices, devices, strict=False):
                 self.typed[id(device)] = typed
         self.uses_counters = any(s.shared_counters for s, _ in members)
+        self.everywhere = [slice_ for slice_, _ in members]  # the pool checks of 1.35 read every node's slices
+        minor, partitionable = features.minor, features.partitionable_devices
+        # From 1.35 a counter slice is part of every node's view (GatherPools: "Always include slices with
+        # SharedCounters"), whatever it selects.
+        counters_everywhere = minor >= 35 and partitionable
         local: dict[str, list[int]] = defaultdict(list)
         shared = []
         for index, (slice_, _) in enumerate(members):
-            if slice_.node_selection is not None and slice_.node_selection.node_name:
+            if counters_everywhere and slice_.shared_counters:
+                shared.append(index)
+            elif slice_.node_selection is not None and slice_.node_selection.node_name:
                 local[slice_.node_selection.node_name].append(index)
             else:
                 shared.append(index)
@@ -96,9 +142,11 @@ class Fleet:
         # kinds, and the text of each is hundreds of characters.
         kinds: dict[str, int] = {}
         shapes = [kinds.setdefault(_shape_of(slice_), len(kinds)) for slice_, _ in members]
+        generations = _generations(self.everywhere) if minor >= 35 else {}
         for node in self.nodes:
             indices = sorted([*local.get(node.name, ()),
-                              *(i for i in shared if self._reaches(node, members[i][0]))])
+                              *(i for i in shared if (counters_everywhere and members[i][0].shared_counters)
+                                or self._reaches(node, members[i][0]))])
             slices = self.slices_of[node.name] = [members[i][0] for i in indices]
             reachable: list[Device] = []
             parts = []
@@ -112,14 +160,19 @@ class Fleet:
                 parts.append((pools.setdefault((slice_.driver, slice_.pool.name), len(pools)), tuple(flags),
                               shapes[i]))
             self.devices[node.name] = tuple(reachable)
+            if generations:
+                parts.append(_pools_elsewhere(pools, slices, generations))
             static = self.static[node.name] = statics.setdefault(tuple(parts), len(statics))
             # Pools are gathered from what the static key holds (the slices' pools, generations, counts, device
             # names, binding conditions; each slice here reaches the node): once per key.
             risky = risky_by_static.get(static)
             if risky is None:
-                risky = risky_by_static[static] = any(p.invalid or p.incomplete
-                                                      for p in gather_pools(slices, node, True))
+                risky = risky_by_static[static] = any(
+                    p.invalid or p.incomplete
+                    for p in gather_pools(slices, node, partitionable or minor < 35, minor, self.everywhere))
             self.risky[node.name] = risky
+        self._features = features
+        self._pool_problems: dict[str, dict[tuple[str, str], str]] = {}
         self._reach: dict[str, frozenset[DeviceId]] | None = None
         self._passing: dict[Any, frozenset[int]] = {}
         self._interned: dict[Any, int] = {}
@@ -129,7 +182,7 @@ class Fleet:
         # Verdicts shared by claims alike to the allocator (their shape: all but names and selectors, whose
         # matching devices are keyed apart): (node static key, signature, shapes) -> fits, or the search stopped;
         # with the node's name, the allocation found.
-        self.outcomes: dict[Any, bool | SearchStopped] = {}
+        self.outcomes: dict[Any, bool | SearchStopped | FailedOnNode] = {}
         self.results: dict[Any, list[ClaimAllocation]] = {}
         self._looks: dict[Any, tuple[dict[str, tuple[bool, int]], dict[int, list[Node]]]] = {}
         self._names: dict[tuple[int, ...], tuple[list[list[Node]], tuple[str, ...]]] = {}
@@ -141,6 +194,41 @@ class Fleet:
             self._reach = {name: frozenset(DeviceId(d.driver, d.pool, d.name) for d in devices)
                            for name, devices in self.devices.items()}
         return self._reach
+
+    def pool_problem(self, node: str, device: Device) -> str | None:
+        """Why, from 1.35, the allocator passes over the device's pool on this node (incomplete, invalid, or out of
+        date); None where it may take from it (and always before 1.35, which used incomplete pools and failed the
+        pod on an invalid one)."""
+        if self._features.minor < 35:
+            return None
+        problems = self._pool_problems.get(node)
+        if problems is None:
+            problems = self._pool_problems[node] = self._problems_on(node)
+        return problems.get((device.driver, device.pool))
+
+    def _problems_on(self, name: str) -> dict[tuple[str, str], str]:
+        node = next(n for n in self.nodes if n.name == name)
+        slices = self.slices_of[name]
+        gathered = {(p.driver, p.name): p for p in gather_pools(slices, node, self._features.partitionable_devices,
+                                                                 self._features.minor, self.everywhere)}
+        problems = {}
+        for slice_ in slices:
+            key = (slice_.driver, slice_.pool.name)
+            pool = gathered.get(key)
+            if pool is None:
+                problems[key] = (f"its pool {'/'.join(key)} is out of date: a newer generation of it is published "
+                                 "for other nodes, so the scheduler ignores it until the driver publishes it here")
+            elif pool.incomplete:
+                have = sum(1 for s in self.everywhere if (s.driver, s.pool.name) == key
+                           and s.pool.generation == slice_.pool.generation)
+                problems[key] = (f"its pool {'/'.join(key)} is incomplete: {have} slice(s) of generation "
+                                 f"{slice_.pool.generation} where its resourceSliceCount says "
+                                 f"{slice_.pool.slice_count}, and from 1.35 the scheduler takes no device from a pool "
+                                 "until the driver has published all of it")
+            elif pool.invalid:
+                problems[key] = (f"its pool {'/'.join(key)} is invalid ({pool.invalid}), and the scheduler takes no "
+                                 "device from it")
+        return problems
 
     @staticmethod
     def _reaches(node: Node, slice_: ResourceSlice) -> bool:

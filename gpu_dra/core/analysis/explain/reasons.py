@@ -158,7 +158,7 @@ class UnallocatableReasons:
                 for node in nodes:
                     matching = [d for d in fleet.devices[node.name] if id(d) in passing]
                     blocked = [(d, cause) for d in matching
-                               if (cause := self._unavailable(d, spec, fleet, busy)) is not None]
+                               if (cause := self._unavailable(d, spec, fleet, busy, node.name)) is not None]
                     wanted = len(matching) if spec.allocation_mode == "All" else spec.count
                     if matching and len(matching) - len(blocked) >= wanted:
                         fits = True
@@ -184,7 +184,7 @@ class UnallocatableReasons:
                     f"its {len(matching)} matching device(s) are free: {held}")
         blocked_anywhere = [(d, cause) for node in nodes[:1] for d in fleet.devices[node.name]
                             if id(d) in fleet.passing_any([k for cs in matched.choices for _, k in cs])
-                            and (cause := self._unavailable(d, None, fleet, busy)) is not None]
+                            and (cause := self._unavailable(d, None, fleet, busy, nodes[0].name)) is not None]
         more = f"; on {nodes[0].name}: {_listing(blocked_anywhere)}" if blocked_anywhere else ""
         if fleet.uses_counters:
             more += "; devices share counters, which one allocation can exhaust for its siblings"
@@ -192,8 +192,11 @@ class UnallocatableReasons:
                 f"together{' within the constraints' if matched.claim.constraints else ''}{more}")
 
     def _unavailable(self, device: Device, spec: RequestChoice | None, fleet: Fleet,
-                     busy: Mapping[DeviceId, str]) -> str | None:
-        """Why the allocator cannot take a matching device whatever else it picks, or None."""
+                     busy: Mapping[DeviceId, str], node: str) -> str | None:
+        """Why the allocator cannot take a matching device on this node whatever else it picks, or None."""
+        problem = fleet.pool_problem(node, device)
+        if problem is not None:
+            return problem
         holder = busy.get(DeviceId(device.driver, device.pool, device.name))
         if holder and not (spec is not None and spec.admin_access):
             return f"allocated to {holder}"

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpu_dra.core.analysis.allocator import ClaimAllocation, DeviceResult
+from gpu_dra.core.analysis.allocator import ClaimAllocation, DeviceResult, FailedOnNode
 from gpu_dra.core.analysis.inventory import Device
 from gpu_dra.core.findings import Finding
 
@@ -118,11 +118,16 @@ class ClaimVerdict:
     error: Finding | None = None
     timed_out: list[str] = field(default_factory=list)  # nodes whose search was stopped
     why_stopped: str = ""  # of the first of them
+    why_failed: str = ""  # a node failure the scheduler reports for the nodes (FailedOnNode), with the nodes
 
     def stopped(self, search: SearchStopped, nodes: list[str]) -> None:
         """These nodes (alike) are not decided: their search was stopped."""
         self.why_stopped = self.why_stopped or f"on {_nodes_text(nodes)}: {search}"
         self.timed_out = sorted([*self.timed_out, *nodes])
+
+    def failed(self, failure: FailedOnNode, nodes: list[str]) -> None:
+        """These nodes (alike) failed for a reason the scheduler reports for them."""
+        self.why_failed = self.why_failed or f"on {_nodes_text(nodes)}: {failure} ({failure.detail})"
 
     def give(self, report: Any) -> bool:
         """Set a claim's or a pod's report from this verdict (errors, reason, nodes, allocatable, the nodes not

@@ -14,6 +14,7 @@ from gpu_dra.core.analysis.allocator import (
     AllocationError,
     AllocationTimeout,
     ClaimAllocation,
+    FailedOnNode,
     Features,
     allocate_claims,
 )
@@ -65,7 +66,7 @@ class NodeSearch:
         verdict = ClaimVerdict()
 
         def allocate(node: Node) -> list[ClaimAllocation] | None:
-            return self._allocate(claims, fleet.slices_of[node.name], node, allocated)
+            return self._allocate(claims, fleet.slices_of[node.name], node, allocated, fleet.everywhere)
 
         alike = tried  # nodes alike to the allocator, in name order
         if only is not None:
@@ -76,12 +77,12 @@ class NodeSearch:
         fitting: list[tuple[Any, list[Node]]] = []
         try:
             for kind, nodes in alike.items():  # every kind is tried: an error on any node fails the claims
-                key = (kind, shapes, frozen)
+                key = (kind, shapes, busy.key)
                 fits = fleet.outcomes.get(key)
                 if fits is None:
                     try:
                         result = allocate(nodes[0])
-                    except SearchStopped as stopped:
+                    except (SearchStopped, FailedOnNode) as stopped:
                         fits = stopped
                     else:
                         fits = result is not None
@@ -90,6 +91,8 @@ class NodeSearch:
                     fleet.outcomes[key] = fits
                 if isinstance(fits, SearchStopped):
                     verdict.stopped(fits, [n.name for n in nodes])
+                elif isinstance(fits, FailedOnNode):
+                    verdict.failed(fits, [n.name for n in nodes])
                 elif fits:
                     fitting.append((key, nodes))
             for key, nodes in sorted(fitting, key=lambda item: item[1][0].name):
@@ -107,9 +110,9 @@ class NodeSearch:
             if fitting:
                 verdict.nodes = list(fleet.names([group for _, group in fitting], cached=alike is tried))
             if not alike and fleet.nodes:  # checks made before any search (limits, pools for All) still apply
-                passed = ("checks", looks[fleet.nodes[0].name][1], shapes, frozen)
+                passed = ("checks", looks[fleet.nodes[0].name][1], shapes, busy.key)
                 if passed not in fleet.outcomes:  # an error names its claim: only a pass is kept for claims alike
-                    with suppress(SearchStopped):  # they passed, and no node is a candidate: the search decides nothing
+                    with suppress(SearchStopped, FailedOnNode):  # they passed; no node is a candidate: nothing decided
                         allocate(fleet.nodes[0])
                     fleet.outcomes[passed] = True
         except AllocationError as error:
@@ -119,14 +122,15 @@ class NodeSearch:
         return verdict
 
     def _allocate(self, claims: Sequence[ResourceClaim], slices: Sequence[ResourceSlice], node: Node,
-                allocated: Sequence[AllocatedDevice]) -> list[ClaimAllocation] | None:
+                  allocated: Sequence[AllocatedDevice],
+                  everywhere: Sequence[ResourceSlice]) -> list[ClaimAllocation] | None:
         """allocate_claims as one Filter call: its search stopped at the filter timeout, or sooner when what is
         left of the search budget runs out (SearchStopped)."""
         start = self.clock()
         allowed = min(self.filter_timeout, max(self.search_budget - self.searched, 0.0))
         try:
             return allocate_claims(claims, slices, node, self.classes, allocated, self.features, start + allowed,
-                                   self.clock, self._compiled)
+                                   self.clock, self._compiled, everywhere)
         except AllocationTimeout:
             raise SearchStopped(self._stopped_words(allowed)) from None
         finally:

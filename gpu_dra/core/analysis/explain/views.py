@@ -56,8 +56,8 @@ def _project(device: Device, field: ViewField) -> Any:
 class SelectorEvaluator:
     """Compiled selectors, results per (selector, device view), and per inventory its devices grouped by view."""
 
-    def __init__(self, consumable_capacity: bool):
-        self.consumable_capacity = consumable_capacity
+    def __init__(self, consumable_capacity: bool, list_type_attributes: bool = False):
+        self.consumable_capacity, self.list_type_attributes = consumable_capacity, list_type_attributes
         self._compiled: dict[str, CompiledSelector | CompileError] = {}
         self._results: dict[tuple[str, Any], tuple[bool, Finding | None]] = {}
         self._specs: dict[tuple[str, ...], ViewSpec] = {}
@@ -67,7 +67,8 @@ class SelectorEvaluator:
         if expression not in self._compiled:
             try:
                 # Stored selectors are evaluated whatever their estimated cost (the API server checks it on write).
-                self._compiled[expression] = compile_selector(expression, self.consumable_capacity, check_cost=False)
+                self._compiled[expression] = compile_selector(expression, self.consumable_capacity, check_cost=False,
+                                                              list_type_attributes=self.list_type_attributes)
             except CompileError as error:
                 self._compiled[expression] = error
         return self._compiled[expression]
