@@ -26,6 +26,7 @@ WORKERS ?= $(shell $(BIN)/python -c 'import os; print(len(os.sched_getaffinity(0
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
+	$(BIN)/mypy tools
 	$(BIN)/python -m compileall -q gpu_dra components __main__.py
 	$(BIN)/python -m pytest -n $(WORKERS) --dist worksteal
 

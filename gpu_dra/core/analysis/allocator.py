@@ -287,8 +287,9 @@ class _Allocator:
         where = f"claim {claim}, request {request.label}"
         choice = request.choice
         if choice.requests_capacity and not self.features.consumable_capacity:
-            raise self._error(request, f"{where}: has capacity requests, but the DRAConsumableCapacity feature is "
-                                       "disabled")
+            named = f"subrequest {request.subrequest}" if request.subrequest else f"request {request.name}"
+            raise self._error(request, f"claim {claim}, {named}: has capacity requests, but the DRAConsumableCapacity "
+                                       "feature is disabled")
         if choice.unknown_selectors:
             raise self._error(request, f"{where}, selector #{choice.unknown_selectors[0]}: CEL expression empty "
                                        "(unsupported selector type?)")
