@@ -21,12 +21,14 @@ from gpu_dra.core.dra import k8s_schema
 from gpu_dra.core.yamlsource import Located
 
 
-def gather(args: argparse.Namespace, cluster: ClusterState | None = None,
-           with_stack: bool = True) -> tuple[inv.Inventory, list[dict[str, Any]], str]:
+def gather(args: argparse.Namespace, cluster: ClusterState | None = None, with_stack: bool = True,
+           files: dict[int, str] | None = None) -> tuple[inv.Inventory, list[dict[str, Any]], str]:
     """Inventory (devices, every typed slice read and the DeviceTaintRules), the other Kubernetes objects (classes,
     claims, pods and workloads, nodes) and a description of where they came from. `cluster`: what was read from
     the live cluster already, else it is read here with `--cluster`. `with_stack`: add the stack's classes and
-    templates (not where the cluster's own are explained)."""
+    templates (not where the cluster's own are explained). `files`: filled with the input each object was read from
+    (the object's id -> the file, `<stdin>` or `cluster`; the stack's are not in it), for a verb that tells objects
+    of one name apart."""
     sources: list[tuple[str, list[Located]]] = read_inputs(args.paths, lines=False, args=args)
     origins = list(args.paths)
     if args.cluster:
@@ -51,15 +53,31 @@ def gather(args: argparse.Namespace, cluster: ClusterState | None = None,
         mine = [obj for document in documents for obj in inv.objects_in_document(document.data)
                 if obj.get("kind") not in ("ResourceSlice", "DeviceTaintRule")]
         validate_objects(mine, name)
+        if files is not None:
+            files.update((id(obj), name) for obj in mine)
         objects += mine
     origin = ", ".join(origins)
     if args.stack and with_stack:
         devices, origin = _with_stack(args, devices, objects, origin)
     if not devices.devices:
-        where = f" in {', '.join(cut(name) for name, _ in sources)}" if sources else ""
-        raise UsageError(f"no devices{where}: give ResourceSlice files (kubectl get resourceslices -o yaml > "
-                         "slices.yaml), --cluster, or --stack to synthesize the stack's fleet")
+        raise UsageError(_no_devices([name for name, _ in sources], devices, objects))
     return devices, objects, origin
+
+
+def _no_devices(names: list[str], devices: inv.Inventory, objects: list[dict[str, Any]]) -> str:
+    """What the inputs lack to have devices (no ResourceSlice at all, or only slices that list none), and how to get
+    them."""
+    where = f" in {', '.join(cut(name) for name in names)}" if names else ""
+    nodes = sum(1 for obj in objects if obj.get("kind") == "Node")
+    if devices.slices:
+        drivers = ", ".join(sorted({slice_.driver for slice_ in devices.slices}))
+        what = (f"their {len(devices.slices)} ResourceSlice(s) (driver {drivers}) list no device: slices of "
+                "shared counters only, or a driver whose kubelet plugin found nothing to publish")
+    else:
+        what = (f"they hold {nodes} Node(s) but no ResourceSlice (a DRA driver publishes a node's devices in "
+                "ResourceSlices, not on the Node)" if nodes else "they hold no ResourceSlice")
+    return (f"no devices{where}: {what}; give every driver's ResourceSlices (kubectl get resourceslices -o yaml > "
+            "slices.yaml), --cluster, or --stack to synthesize the stack's fleet")
 
 
 def _with_stack(args: argparse.Namespace, devices: inv.Inventory, objects: list[dict[str, Any]],

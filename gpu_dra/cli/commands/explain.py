@@ -17,8 +17,11 @@ from gpu_dra.cli.text import cut
 from gpu_dra.core.analysis.allocator import ClaimAllocation
 from gpu_dra.core.analysis.explain import BINDING_NOT_SIMULATED, ClaimReport, Explainer, TaintRuleError, binding_waits
 from gpu_dra.core.analysis.explain import EXAMPLES as DEVICE_EXAMPLES
+from gpu_dra.core.analysis.explain.gates import DROPPED_ON_WRITE
+from gpu_dra.core.analysis.explain.report import DroppedField
 from gpu_dra.core.analysis.explain.taints import TaintedInventory
 from gpu_dra.core.analysis.features import features_for
+from gpu_dra.core.analysis.inventory import Inventory
 from gpu_dra.core.analysis.pending import (
     SchedulerVerdict,
     hints,
@@ -29,11 +32,21 @@ from gpu_dra.core.analysis.pending import (
     untainted,
 )
 from gpu_dra.core.analysis.pods import PodClaim, PodReport, PodSpec, explain_pods, nodes_from_objects, pods_from_objects
-from gpu_dra.core.dra.claims import ResourceClaim, claims_from_objects, classes_from_objects, in_use_from_claims
+from gpu_dra.core.checks.manifest_lint import gate_sites
+from gpu_dra.core.dra.cel.lexer import tokenize
+from gpu_dra.core.dra.claims import (
+    DeviceClass,
+    ResourceClaim,
+    claims_from_objects,
+    classes_from_objects,
+    in_use_from_claims,
+    parse_device_class,
+)
 from gpu_dra.core.dra.objects import ObjectError
+from gpu_dra.core.facts import gates, nvidia
 from gpu_dra.core.facts.gates import nearest_version
 from gpu_dra.core.facts.target import Platform, Target
-from gpu_dra.core.yamlsource import collector_paused
+from gpu_dra.core.yamlsource import collector_paused, format_path
 
 EXAMPLES = """examples:
   gpu-dra explain --cluster                      # every Pending pod with claims, and why
@@ -46,6 +59,10 @@ EXAMPLES = """examples:
   gpu-dra explain slices.yaml devicetaintrules.yaml pod.yaml --kubernetes-version 1.37
   gpu-dra explain --cluster --context prod claim.yaml --format json
 """
+
+
+# The chart release whose templates CHART_CLASS_SELECTORS were read from (gpu_dra/core/facts/nvidia.py's sources).
+CHART_CLASSES_RELEASE = "dra-driver-nvidia-gpu 0.4.1, nvidia-dra-driver-gpu 25.12.0"
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -103,8 +120,9 @@ def run(args: argparse.Namespace) -> int:
     target = _target(args, cluster)  # its notes before gather takes them
     # The inputs and their typed objects live to the end of the run and hold no cycles: no collection traverses
     # what a fleet's (a million objects at 10,000 nodes) are made of.
+    files: dict[int, str] = {}
     with collector_paused(keep=True):
-        devices, objects, origin = gather(args, cluster, with_stack=not pending)
+        devices, objects, origin = gather(args, cluster, with_stack=not pending, files=files)
     everything = claims_from_objects(objects)
     try:
         every_pod = pending_pods(objects) if pending else pods_from_objects(objects)
@@ -112,7 +130,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"{error} (in {cut(origin)})") from None
     claims, pods = _chosen(args, everything, every_pod, pending)
     nodes = nodes_from_objects(objects)
-    explainer = Explainer(classes_from_objects(objects), features=features_for(target))
+    classes = classes_from_objects(objects)
+    explainer = Explainer(classes, features=features_for(target))
     try:
         tainted = explainer.with_taint_rules(devices)
     except TaintRuleError as error:
@@ -128,6 +147,14 @@ def run(args: argparse.Namespace) -> int:
     free = untainted(nodes)
     advice = {pod.name: hints(pod, report, everything, devices, explainer, in_use, nodes, free)
               for pod, report in zip(pods, pod_reports, strict=True)} if pending else {}
+    _name_files(list(zip(claims, reports, strict=True)), everything, objects, files, args.stack)
+    judged = _judged(list(zip(claims, reports, strict=True)), pod_reports, everything)
+    notes = [*_assumed_classes(judged, classes), *_dropped_fields(judged, objects, target),
+             *_missing_drivers(judged, devices, explainer.classes)]
+    if pod_reports and not nodes:
+        notes.append("no Node in the inputs: the pods are judged on the nodes the ResourceSlices name, without "
+                     "labels or taints, so their nodeSelector, node affinity and tolerations are not checked (add "
+                     "the Nodes: kubectl get nodes -o yaml)")
     if args.format == "json":
         examples = None if args.all_devices else DEVICE_EXAMPLES
         with collector_paused():  # JSON data makes no cycles: no collection traverses the fleet's node lists
@@ -137,7 +164,7 @@ def run(args: argparse.Namespace) -> int:
                                "server": cluster.version if cluster else None},
                 "claims": [r.as_dict(examples) for r in reports],
                 "pods": [_pod_dict(p, examples, said, advice, pending) for p in pod_reports],
-                "notes": devices.notes})
+                "notes": [*devices.notes, *notes]})
         print(output)
     else:
         print(f"Devices from {origin}: {len(devices.nodes())} node(s), {len(devices.devices)} device(s)")
@@ -146,6 +173,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"Judged as the kube-scheduler of {target.label}{server}")
             for note in devices.notes:
                 print(f"note: {note}")
+        for note in notes:
+            print(f"note: {note}")
         print()
         _print_taint_rules(tainted, f"{gate} is off in {target.label}")
         _print_text(args, reports, pod_reports, said, advice, pending)
@@ -177,6 +206,138 @@ def _chosen(args: argparse.Namespace, claims: list[ResourceClaim], pods: list[Po
         raise UsageError("no ResourceClaim, ResourceClaimTemplate, or Pod or workload naming resource claims in "
                          "the inputs (give files, or --stack)")
     return claims, pods
+
+
+def _name_files(claim_reports: list[tuple[ResourceClaim, ClaimReport]], everything: list[ResourceClaim],
+                objects: list[dict[str, Any]], files: dict[int, str], stack: str | None) -> None:
+    """Give a report the input its claim came from where claims of its name came from more than one (two clusters'
+    dumps, a dump and a manifest): they would print alike."""
+    written = [obj for obj in objects if obj.get("kind") in ("ResourceClaim", "ResourceClaimTemplate")]
+    # claims_from_objects keeps every claim and template, in order: the claims and the objects pair up
+    file_of = {id(claim): files.get(id(obj), f"stack {stack}") for claim, obj in zip(everything, written, strict=True)}
+    inputs: dict[str, set[str]] = {}
+    for claim in everything:
+        inputs.setdefault(claim.name, set()).add(file_of[id(claim)])
+    for claim, report in claim_reports:
+        if len(inputs[claim.name]) > 1:
+            report.file = file_of[id(claim)]
+
+
+# A claim or template as written, and the reports that judged it (a template's, one per pod made from it).
+Judged = list[tuple[ResourceClaim, list[ClaimReport]]]
+
+
+def _judged(claim_reports: list[tuple[ResourceClaim, ClaimReport]], pod_reports: list[PodReport],
+            everything: list[ResourceClaim]) -> Judged:
+    """Each claim or template explained, alone or for a pod, once, with its reports."""
+    by_name = {(claim.kind, claim.name): claim for claim in everything}
+    judged: dict[int, tuple[ResourceClaim, list[ClaimReport]]] = {}
+    for claim, report in claim_reports:
+        judged.setdefault(id(claim), (claim, []))[1].append(report)
+    for pod_report in pod_reports:
+        for item in pod_report.claims:
+            if item.report is None:
+                continue
+            kind, _, name = item.source.partition(" ")  # "template ns/name" or "claim ns/name"
+            written = by_name.get(("ResourceClaim", item.claim)) or by_name.get(
+                ("ResourceClaimTemplate" if kind == "template" else "ResourceClaim", name))
+            if written is not None:
+                judged.setdefault(id(written), (written, []))[1].append(item.report)
+    return list(judged.values())
+
+
+def _classes_used(claim: ResourceClaim) -> list[str]:
+    return sorted({choice.device_class for request in claim.requests for choice in request.choices})
+
+
+def _assumed_classes(judged: Judged, defined: dict[str, list[str]]) -> list[str]:
+    """A note per NVIDIA chart DeviceClass a claim used that the inputs do not define: the Explainer judged it with
+    the chart's selectors, which a cluster may not have (another release, a class of its own under that name)."""
+    users: dict[str, list[str]] = {}
+    for claim, reports in judged:
+        assumed = [name for name in _classes_used(claim) if name in nvidia.CHART_CLASS_SELECTORS
+                   and name not in defined]
+        for report in reports:
+            report.assumed_classes = assumed
+        for name in assumed:
+            if claim.name not in users.setdefault(name, []):
+                users[name].append(claim.name)
+    return [f"DeviceClass {name} is not in the inputs: judged as NVIDIA's chart defines it ({CHART_CLASSES_RELEASE}) "
+            f"for {_some(users[name])}; give the cluster's own (kubectl get deviceclasses -o yaml) if it differs"
+            for name in sorted(users)]
+
+
+def _dropped_fields(judged: Judged, objects: list[dict[str, Any]], target: Target) -> list[str]:
+    """A note per field the API server drops because its gate is off for the target, on the claims judged and the
+    DeviceClasses read; each claim's report lists its own."""
+    def dropped(parsed: ResourceClaim | DeviceClass, kind: str, name: str) -> list[DroppedField]:
+        return [DroppedField(f"{kind} {name}", format_path(path), guarded.gate, target.kubernetes_version,
+                             target.platform) for path, guarded in gate_sites(parsed)
+                if guarded in DROPPED_ON_WRITE and not target.enabled(guarded.gate)]
+
+    found: list[DroppedField] = []
+    for claim, reports in judged:
+        mine = dropped(claim, claim.kind, claim.name)
+        for report in reports:
+            report.dropped = mine
+        found += mine
+    for obj in objects:
+        device_class = parse_device_class(obj) if obj.get("kind") == "DeviceClass" else None
+        if device_class is not None:
+            found += dropped(device_class, "DeviceClass", device_class.name)
+    # A cluster's object may hold the field from when the gate was on: the scheduler of this version ignores it.
+    return [f"{d.object}: {d.field} dropped: {_gate_off(d.gate, target)}, so the API server does not store it and "
+            "the scheduler ignores it; judged without it" for d in found]
+
+
+def _gate_off(gate: str, target: Target) -> str:
+    """Why a gate is off for the target, as lint says it (gpu_dra.core.checks.manifest_lint.gates_off)."""
+    current = gates.state(gate, target.kubernetes_version)
+    stage = f"{current.stage} and off" if current else "not present"
+    where = ("EKS runs only the upstream defaults" if target.platform is Platform.eks
+             else "the cluster does not declare it on")
+    return f"{gate} is {stage} in Kubernetes {target.kubernetes_version} ({where})"
+
+
+def _missing_drivers(judged: Judged, devices: Inventory, selectors: dict[str, list[str]]) -> list[str]:
+    """A note per driver a DeviceClass the claims ask for selects (`device.driver == '...'` in its selectors) that
+    has no device in the inputs: its ResourceSlices were not dumped, or its kubelet plugin publishes none."""
+    present = {device.driver for device in devices.devices}
+    wanted: dict[str, dict[str, list[str]]] = {}  # driver -> class -> claims
+    for claim, _ in judged:
+        for name in _classes_used(claim):
+            for driver in _drivers_selected(selectors.get(name, [])) - present:
+                claims = wanted.setdefault(driver, {}).setdefault(name, [])
+                if claim.name not in claims:
+                    claims.append(claim.name)
+    if not wanted:
+        return []
+    counts: dict[str, int] = {}
+    for device in devices.devices:
+        counts[device.driver] = counts.get(device.driver, 0) + 1
+    held = ", ".join(f"{count} of driver {driver}" for driver, count in sorted(counts.items()))
+    return [f"no device of driver {driver} in the inputs, which DeviceClass "
+            + "; ".join(f"{name} selects for {_some(claims)}" for name, claims in sorted(classes.items()))
+            + f": they hold {held} only; give every driver's ResourceSlices (kubectl get resourceslices -o yaml), "
+            f"and check that {driver}'s kubelet plugin runs on the nodes" for driver, classes in sorted(wanted.items())]
+
+
+def _drivers_selected(expressions: list[str]) -> set[str]:
+    """The drivers named by `device.driver == '...'` (either way round) in a class's selectors."""
+    found = set()
+    for expression in expressions:
+        tokens = tokenize(expression) or []
+        texts = [t.text if t.kind != "string" else "STRING" for t in tokens]
+        for index in range(len(tokens) - 4):
+            if texts[index:index + 4] == ["device", ".", "driver", "=="] and texts[index + 4] == "STRING":
+                found.add(tokens[index + 4].string_value)
+            elif texts[index:index + 5] == ["STRING", "==", "device", ".", "driver"]:
+                found.add(tokens[index].string_value)
+    return {driver for driver in found if driver is not None}
+
+
+def _some(names: list[str], shown: int = 3) -> str:
+    return ", ".join(names[:shown]) + (f" and {len(names) - shown} more" if len(names) > shown else "")
 
 
 def _print_text(args: argparse.Namespace, reports: list[ClaimReport], pod_reports: list[PodReport],
@@ -253,11 +414,12 @@ def _not_allocatable(report: ClaimReport | PodReport) -> str:
 
 
 def _print_report(report: ClaimReport, verbose: bool) -> None:
+    claim = report.claim + (f" (from {cut(report.file)})" if report.file else "")
     if report.allocatable:
         nodes = ", ".join(report.nodes[:5]) + (f", ... ({len(report.nodes)} in all)" if len(report.nodes) > 5 else "")
-        print(f"claim {report.claim}: allocatable on {len(report.nodes)} node(s): {nodes}")
+        print(f"claim {claim}: allocatable on {len(report.nodes)} node(s): {nodes}")
     else:
-        print(f"claim {report.claim}: {_not_allocatable(report)}")
+        print(f"claim {claim}: {_not_allocatable(report)}")
     for request in report.requests:
         print(f"  request {request.name}: {len(request.matching)} device(s) match")
         for reason, devices in sorted(request.rejected.items(), key=lambda item: -len(item[1])):

@@ -63,14 +63,34 @@ def _memory_threshold(tokens: list[Token]) -> str | None:
     return match.group(1)[1:-1] if match else None
 
 
-def _product_patterns(tokens: list[Token]) -> list[str]:
+def _product_patterns(tokens: list[Token]) -> list[tuple[str, str]]:
+    """(RE2 pattern, how the selector writes it) of each product-name test: `productName.matches('...')`, and
+    `productName == '...'` (on either side: `'...' == device.attributes[...].productName`) as the exact name."""
     patterns = []
-    for i in range(len(tokens) - 4):
-        if tokens[i].text == "productName" and tokens[i + 1].text == "." and tokens[i + 2].text == "matches":
-            value = tokens[i + 4].string_value
-            if value is not None:
-                patterns.append(value)
+    for i, token in enumerate(tokens):
+        if token.text != "productName":
+            continue
+        after = tokens[i + 1:i + 5]
+        if [t.text for t in after[:2]] == [".", "matches"] and len(after) == 4 and after[3].string_value is not None:
+            value = after[3].string_value
+            patterns.append((value, f"productName.matches({value!r})"))
+        elif after[:1] and after[0].text == "==" and len(after) > 1 and after[1].string_value is not None:
+            value = after[1].string_value
+            patterns.append((_exactly(value), f"productName == {value!r}"))
+        else:  # the lookup read from its start: `'...' == device.attributes[domain].productName`
+            start = i
+            while start > 0 and tokens[start - 1].text in ("device", ".", "attributes", "[", "]") \
+                    or (start > 0 and tokens[start - 1].string_value is not None and tokens[start - 2].text == "["):
+                start -= 1
+            written = tokens[start - 2].string_value if start >= 2 and tokens[start - 1].text == "==" else None
+            if written is not None:
+                patterns.append((_exactly(written), f"productName == {written!r}"))
     return patterns
+
+
+def _exactly(name: str) -> str:
+    """An RE2 pattern matching exactly this name (RE2 takes a backslash before punctuation only)."""
+    return "^" + "".join(f"\\{c}" if c in "\\.+*?()|[]{}^$" else c for c in name) + "$"
 
 
 def _regex_matches(pattern: str, name: str) -> bool:
@@ -94,14 +114,14 @@ def lint_selector(expression: str, context: SelectorContext = SelectorContext())
             "raise on, another driver's devices",
             f"start with device.driver == '{nvidia.DRIVER_NAME}' && ..."))
     patterns = _product_patterns(tokens)
-    for pattern in patterns:
+    for pattern, written in patterns:
         if not any(_regex_matches(pattern, name) for name in KNOWN_PRODUCT_NAMES):
             findings.append(Finding(
                 "product-matches-nothing", WARNING,
-                f"productName.matches({pattern!r}) matches no product name the driver is known to publish "
+                f"{written} matches no product name the driver is known to publish "
                 "(names are NVML's, e.g. 'NVIDIA H100 80GB HBM3', 'Tesla T4')",
                 "match a substring of a known name, e.g. 'H100|A100'"))
-    return findings + _memory_findings(tokens, patterns)
+    return findings + _memory_findings(tokens, [pattern for pattern, _ in patterns])
 
 
 def _lookup_findings(tokens: list[Token], context: SelectorContext) -> list[Finding]:

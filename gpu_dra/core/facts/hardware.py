@@ -53,6 +53,14 @@ GPU_MODELS: dict[str, GpuModel] = {m.key: m for m in (
              "NVIDIA/k8s-device-plugin #390 (ECC on, drivers 535-580)", "verified"),
     GpuModel("T4G", "NVIDIA T4G", "15360Mi", "7.5.0", "Turing", 16,
              "assumed equal to T4 (same TU104 board); no ResourceSlice seen", "estimated"),
+    GpuModel("RTX-PRO-6000", "NVIDIA RTX PRO 6000 Blackwell Server Edition", "97887Mi", "12.0.0", "Blackwell", 96,
+             "nvidia-smi name in GoogleCloudPlatform/container-engine-accelerators PR #512; 97887 MiB, compute "
+             "capability 12.0 in public nvidia-smi reports (drivers 580-595); no ResourceSlice seen", "verified"),
+    # On no EC2 instance type (the EC2 accelerated-computing instance list has none): a model for node pools of
+    # existing clusters and for lint's product names.
+    GpuModel("T10", "Tesla T10", "16384Mi", "7.5.0", "Turing", 16,
+             "public nvidia-smi reports (name 'Tesla T10', 16384 MiB, drivers 580-595; TU102 board, no ECC); "
+             "no ResourceSlice seen", "estimated"),
 )}
 
 _KARPENTER = "Karpenter instance-types reference (EC2 API); AWS EC2 user guide"
@@ -76,6 +84,9 @@ INSTANCE_TYPES: dict[str, InstanceType] = {t.name: t for t in (
     *_family("g5", "A10G", _G_SIZES),
     *_family("g6", "L4", _G_SIZES),
     *_family("g6e", "L40S", _G_SIZES),
+    # kubernetes/autoscaler#9854 (G7e table); aws/sagemaker-hyperpod-cli PR #390 (ml.g7e sizes)
+    *_family("g7e", "RTX-PRO-6000", {"2xlarge": 1, "4xlarge": 1, "8xlarge": 1, "12xlarge": 2, "24xlarge": 4,
+                                     "48xlarge": 8}),
     *_family("g4dn", "T4", {"xlarge": 1, "2xlarge": 1, "4xlarge": 1, "8xlarge": 1, "16xlarge": 1,
                             "12xlarge": 4, "metal": 8}),
     *_family("g5g", "T4G", {"xlarge": 1, "2xlarge": 1, "4xlarge": 1, "8xlarge": 1, "16xlarge": 2, "metal": 2},

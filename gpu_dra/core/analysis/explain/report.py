@@ -64,6 +64,22 @@ class RequestReport:
     in_use: list[tuple[Device, str]] = field(default_factory=list)  # matching devices other claims hold, holder
 
 
+@dataclass(frozen=True)
+class DroppedField:
+    """A field the API server drops on write because its feature gate is off for the cluster judged (dropDisabledFields
+    in kubernetes/kubernetes pkg/registry/resource/*/strategy.go), so the scheduler, and explain, judge without it."""
+
+    object: str  # kind and name, e.g. "ResourceClaimTemplate ml/cap"
+    field: str  # where it was written, e.g. "spec.spec.devices.requests[0].exactly.capacity"
+    gate: str
+    kubernetes: str  # the version judged
+    platform: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"object": self.object, "field": self.field, "gate": self.gate, "kubernetes": self.kubernetes,
+                "platform": self.platform}
+
+
 @dataclass
 class ClaimReport:
     claim: str
@@ -75,6 +91,11 @@ class ClaimReport:
     solution: tuple[str, list[Allocation]] | None = None
     allocation: ClaimAllocation | None = None  # the core's result on the solution's node
     timed_out: list[str] = field(default_factory=list)  # nodes whose search was stopped: not decided there
+    # What the verdict rests on beyond the inputs: the DeviceClasses it assumed as NVIDIA's chart installs them (not
+    # in the inputs), and the fields the API server drops (their gate off).
+    assumed_classes: list[str] = field(default_factory=list)
+    dropped: list[DroppedField] = field(default_factory=list)
+    file: str | None = None  # the input it came from, where another claim of the inputs has its name
 
     def as_dict(self, examples: int | None = EXAMPLES) -> dict[str, Any]:
         """The report as JSON data: per request the matching devices and each rejection reason with its count and
@@ -102,6 +123,8 @@ class ClaimReport:
                 "devices": [{"request": a.request + (f"/{a.subrequest}" if a.subrequest else ""),
                              "devices": [d.name for d in a.devices]} for a in self.solution[1]]},
             "binding": binding_as_dict([self.allocation]),
+            "assumed_classes": self.assumed_classes, "dropped": [d.as_dict() for d in self.dropped],
+            "file": self.file,
         }
 
 
