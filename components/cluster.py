@@ -43,7 +43,9 @@ CONTROL_PLANE_LOGS = ["api", "audit", "authenticator", "controllerManager", "sch
 
 @dataclass
 class ClusterAccess:
-    provider: k8s.Provider
+    # None when this up cannot reach the private endpoint (deployFrom.network: outside): no Kubernetes provider, so
+    # nothing on the cluster is declared.
+    provider: k8s.Provider | None
     node_groups: list[pulumi.Resource]  # system and GPU groups: what the charts' pods need to land
 
 
@@ -134,9 +136,12 @@ class EksCluster(pulumi.ComponentResource):
         plan = network.plan_network(stack.config)
         planned: dict[network.Subnet, pulumi.Output[str]] = {}
         vpc_id: pulumi.Input[str] | None = plan.vpc_id
+        # The new VPC's id, which the engine knows in a preview once the VPC exists.
+        self.new_vpc_id: pulumi.Output[str] | None = None
         if plan.new_vpc:
             vpc = Vpc(name, plan.new_vpc, child)
             vpc_id, planned = vpc.vpc.id, vpc.subnet_ids
+            self.new_vpc_id = vpc.vpc.id
 
         def subnet_ids(refs: tuple[network.SubnetRef, ...]) -> list[pulumi.Input[str]]:
             """Planned subnets by their resource's id; an existing VPC's as they are."""
@@ -185,6 +190,16 @@ class EksCluster(pulumi.ComponentResource):
             upgrade_policy=aws.eks.ClusterUpgradePolicyArgs(support_type=config.upgrade_policy.value),
             tags={labels.STACK_TAG: stack.name, labels.ENVIRONMENT_TAG: stack.config.environment.value},
             opts=protected)
+
+        # pulumi-eks's control-plane security group admits only its nodes on 443 (pulumi/pulumi-eks@v4.3.0:nodejs/eks/
+        # nodes/securitygroup.ts:188-199), and a private endpoint takes a client only if a group admits it (EKS user
+        # guide, clusters/cluster-endpoint.adoc, "Accessing a private only API server").
+        self.deployer_rule: aws.ec2.SecurityGroupRule | None = None
+        if config.deployer_cidrs:
+            self.deployer_rule = aws.ec2.SecurityGroupRule(
+                f"{name}-deployer-https", type="ingress", protocol="tcp", from_port=443, to_port=443,
+                cidr_blocks=list(config.deployer_cidrs), security_group_id=self.cluster.cluster_security_group_id,
+                description="pulumi up and kubectl inside the VPC (gpu-dra:cluster.deployFrom)", opts=child)
 
         system = config.system_node_group
         system_group = eks.ManagedNodeGroup(
@@ -241,6 +256,32 @@ class EksCluster(pulumi.ComponentResource):
 KUBECONFIG_KEY = "gpu-dra:kubeconfig"
 
 
+def _once_the_vpc_exists(stack: Stack, cluster: EksCluster) -> pulumi.Output[str]:
+    """The cluster's kubeconfig for the Kubernetes provider, refusing the run that creates the VPC of a private-only
+    endpoint from inside it: nothing runs inside a VPC that does not exist yet, so the provider would find the new
+    cluster unreachable and fail every object and chart (gpu_dra/core/policy/engine/first_up.py). The engine's
+    preview, before anything is created, knows the VPC's id only once the VPC exists (an id is unknown while a create
+    is pending: pulumi 3.272.0 pulumi/runtime/resource.py:1382-1386); the provider's registration waits on this
+    value, so the refusal stops the preview, or the preview of `pulumi up`. `pulumi up --skip-preview` has no such
+    stage and is not stopped."""
+    config = stack.config.cluster
+    if cluster.new_vpc_id is None or config.endpoint.public_access:
+        return cluster.kubeconfig
+
+    def refuse_a_new_vpc(vpc_id: object) -> None:
+        if not isinstance(vpc_id, str):
+            raise pulumi.RunError(
+                f"stacks/Pulumi.{stack.name}.yaml: gpu-dra:cluster.deployFrom: network: vpc, but this up creates the "
+                "stack's VPC and the API endpoint is private only: nothing runs inside a VPC before it exists, so "
+                "once the cluster exists the Kubernetes provider cannot reach it and the DRA driver, the DeviceClasses "
+                "and the teams' objects fail. Run this first up with deployFrom: {network: outside} (the AWS layer "
+                "only), then put network: vpc back and run the next up inside the VPC (docs/deploying.md, \"The "
+                "first `pulumi up`\")")
+
+    return pulumi.Output.all(cluster.kubeconfig, cluster.new_vpc_id.apply(refuse_a_new_vpc, run_with_unknowns=True)
+                             ).apply(lambda values: str(values[0]))
+
+
 def cluster_access(stack: Stack) -> tuple[ClusterAccess, dict[str, pulumi.Input]]:
     """The Kubernetes provider of the stack's cluster, and the stack outputs describing it."""
     config = stack.config.cluster
@@ -260,16 +301,23 @@ def cluster_access(stack: Stack) -> tuple[ClusterAccess, dict[str, pulumi.Input]
                                 opts=pulumi.ResourceOptions(additional_secret_outputs=["kubeconfig"]))
         return ClusterAccess(provider, []), {"clusterName": config.name}
     cluster = EksCluster(stack)
-    # The cluster's name identifies it: with clusterIdentifier set and unchanged, a kubeconfig that changes or is
-    # computed (any update of the EKS cluster makes it unknown in preview) updates the provider instead of replacing
-    # it and every Kubernetes object with it (https://www.pulumi.com/registry/packages/kubernetes/api-docs/provider/,
-    # clusterIdentifier; pulumi/pulumi-kubernetes@94977969d:provider/pkg/provider/provider.go:486-516).
-    provider = k8s.Provider("cluster", kubeconfig=cluster.kubeconfig, cluster_identifier=config.name,
-                            opts=pulumi.ResourceOptions(parent=cluster, additional_secret_outputs=["kubeconfig"]))
     outputs: dict[str, pulumi.Input] = {
         "clusterName": config.name,
         "endpoint": cluster.cluster.core.apply(lambda core: core.endpoint),
         "kubeconfig": cluster.kubeconfig,
         "gpuNodeGroups": nodes.gpu_summary(stack.config),
     }
+    if not config.deploys_in_cluster_layer:
+        return ClusterAccess(None, [cluster.system_node_group, *cluster.gpu_node_groups]), outputs
+    # The cluster's name identifies it: with clusterIdentifier set and unchanged, a kubeconfig that changes or is
+    # computed (any update of the EKS cluster makes it unknown in preview) updates the provider instead of replacing
+    # it and every Kubernetes object with it (https://www.pulumi.com/registry/packages/kubernetes/api-docs/provider/,
+    # clusterIdentifier; pulumi/pulumi-kubernetes@94977969d:provider/pkg/provider/provider.go:486-516).
+    # The provider reads the cluster when it is configured, so it is registered only once the rule admitting the
+    # runner exists, even where the kubeconfig is already known (the up after an `outside` one): the SDK awaits each
+    # dependency's URN, which the engine returns when that resource's step is done (pulumi 3.272.0
+    # pulumi/runtime/resource.py:212-217, pulumi/runtime/rpc.py:334-337).
+    provider = k8s.Provider("cluster", kubeconfig=_once_the_vpc_exists(stack, cluster), cluster_identifier=config.name,
+                            opts=pulumi.ResourceOptions(parent=cluster, additional_secret_outputs=["kubeconfig"],
+                                                        depends_on=[r for r in [cluster.deployer_rule] if r]))
     return ClusterAccess(provider, [cluster.system_node_group, *cluster.gpu_node_groups]), outputs

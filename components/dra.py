@@ -31,16 +31,21 @@ class DeviceClasses(pulumi.ComponentResource):
 
 
 class TeamResources(pulumi.ComponentResource):
-    """One team's namespace, ResourceQuota and ResourceClaimTemplates, from the team's own file."""
+    """One team's namespace, ResourceQuota and ResourceClaimTemplates, from the team's own file. The namespace
+    outlives the stack's hold on it: Kubernetes deletes everything in a deleted namespace, and a team file's rename
+    (a replacement) or a team dropped from the stack would delete it, so Pulumi leaves it in the cluster
+    (retainOnDelete) and, with `protect`, refuses to delete or replace it at all (the policy team-namespace-kept says
+    what such a change stops managing)."""
 
-    def __init__(self, team: Team, opts: pulumi.ResourceOptions):
+    def __init__(self, team: Team, opts: pulumi.ResourceOptions, protect: bool = False):
         # Registered as gpu-dra:dra:Team before its type named the class. The alias keeps the deployed team and,
         # through it, every child (the engine derives their old URNs from the parent's) instead of replacing them.
         super().__init__("gpu-dra:dra:TeamResources", team.name, None, pulumi.ResourceOptions.merge(
             opts, pulumi.ResourceOptions(aliases=[pulumi.Alias(type_="gpu-dra:dra:Team")])))
         child = pulumi.ResourceOptions(parent=self)
         namespace = k8s.core.v1.Namespace(names.namespace(team.name), **_spec_and_meta(manifests.namespace(team)),
-                                          opts=child)
+                                          opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(
+                                              retain_on_delete=True, protect=protect)))
         in_namespace = pulumi.ResourceOptions(parent=self, depends_on=[namespace])
         # A template's spec is immutable in Kubernetes: a change replaces it (pods keep the claims they have).
         replaced_on_change = pulumi.ResourceOptions.merge(in_namespace, pulumi.ResourceOptions(

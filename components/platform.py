@@ -1,4 +1,5 @@
-"""The whole stack as Pulumi resources: cluster access, then the DRA objects on that cluster."""
+"""The whole stack as Pulumi resources: cluster access, then the DRA objects on that cluster when this up reaches
+it."""
 
 from __future__ import annotations
 
@@ -9,14 +10,23 @@ from components.dra import DeviceClasses, TeamResources
 from components.driver import GpuDrivers
 from gpu_dra.core.config.models import Stack
 
+# What a run from outside the VPC of a private-only endpoint leaves for the next one (deployFrom.network: outside).
+IN_CLUSTER_LAYER_DEFERRED = ("not declared: this up runs outside the VPC (gpu-dra:cluster.deployFrom.network: "
+                             "outside) and cannot reach the private endpoint. Set deployFrom.network: vpc and run the "
+                             "next `pulumi up` inside the VPC: it installs the DRA driver, the DeviceClasses and the "
+                             "teams' objects")
+
 
 def build(stack: Stack) -> None:
     access, outputs = cluster_access(stack)
+    for key, value in outputs.items():
+        pulumi.export(key, value)
+    if access.provider is None:
+        pulumi.export("inClusterLayer", IN_CLUSTER_LAYER_DEFERRED)
+        return
     on_cluster = pulumi.ResourceOptions(provider=access.provider)
     GpuDrivers(stack.config, access.node_groups, on_cluster)
     DeviceClasses(stack, on_cluster)
     for team in stack.teams:
-        TeamResources(team, on_cluster)
-    for key, value in outputs.items():
-        pulumi.export(key, value)
+        TeamResources(team, on_cluster, protect=stack.config.protects_team_namespaces)
     pulumi.export("teams", {t.name: t.namespace_name for t in stack.teams})

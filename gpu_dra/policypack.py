@@ -113,7 +113,7 @@ def _view(value: Any) -> Any:
 class _Session:
     """One offline run of the pack over one stack (`collecting`): the findings, and what every policy of the run
     reads alike. The analyzer hands each policy its own copy of a resource's properties; within one run they are
-    the same (the inputs of one Analyze, the outputs of one AnalyzeStack), so a resource is typed once for all 19
+    the same (the inputs of one Analyze, the outputs of one AnalyzeStack), so a resource is typed once for all 20
     rules and each rule's config read once, not once per resource."""
 
     found: list[Finding] = field(default_factory=list)

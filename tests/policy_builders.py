@@ -37,7 +37,11 @@ TODAY = "2026-09-01"
 LEGACY_WORKLOAD = {"workload": "CronJob gpu-ops/gpu-diag", "team": "ops", "teamFile": "stacks/teams/ops.yaml",
                    "line": 29.0, "file": "workloads/ops/gpu-diag.yaml", "pods": 1.0, "gpus": 1.0, "other": []}
 # The stack grants the ops team admin access (gpu-dra:teams.ops.admin), and no team file claims a platform key.
-CONFIG: dict[str, Any] = {"today": TODAY, "legacyWorkloads": [LEGACY_WORKLOAD], "adminNamespaces": ["gpu-ops"]}
+CONFIG: dict[str, Any] = {"today": TODAY, "legacyWorkloads": [LEGACY_WORKLOAD], "adminNamespaces": ["gpu-ops"],
+                          # the base of the change hosted the same teams (gpu-dra check --base)
+                          "namespacesBefore": [
+                              {"team": "inference", "namespace": "inference", "templates": ["l40s"], "quota": True},
+                              {"team": "ops", "namespace": "gpu-ops", "templates": [], "quota": False}]}
 
 CLUSTER = "eks:index:Cluster"
 NODE_GROUP = "eks:index:ManagedNodeGroup"

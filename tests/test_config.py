@@ -231,6 +231,7 @@ def test_every_problem_is_reported_at_once(project: Project) -> None:
         (stack, "gpu-dra:cluster.networking"): "networking:",
         (stack, "gpu-dra:cluster.accessEntries"): "accessEntries:",
         (stack, "gpu-dra:cluster.endpoint"): "endpoint:",
+        (stack, "gpu-dra:cluster.deployFrom"): "deployFrom:",
         (stack, "gpu-dra:cluster.systemNodeGroup"): "systemNodeGroup:",
         (stack, "gpu-dra:cluster.featureGates.NotAGate"): "NotAGate: true",
         (stack, "gpu-dra:cluster.kubeconfig"): "gpu-dra:cluster:",  # absent: its parent's line

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from gpu_dra.core.config.loader import load_stack
-from gpu_dra.core.config.models import AllocationMode, DraDriver, StackConfig
+from gpu_dra.core.config.models import AllocationMode, DraDriver, NodeGroup, StackConfig
 from gpu_dra.core.data import helm_merge
 from gpu_dra.core.dra.scheduling import schedules_on
 from gpu_dra.core.facts import nvidia_driver
@@ -82,14 +82,14 @@ def test_values_are_derived_from_the_node_groups() -> None:
     assert values["logVerbosity"] == "4"
 
 
-def test_gpu_operator_driver_and_nvlink_change_the_values(project: Project) -> None:
-    def change(config: dict[str, Any]) -> None:
-        for group in config["gpu-dra:nodeGroups"]:
-            if group.get("allocationMode") != "device-plugin":
-                group["driver"] = "gpu-operator"
-        config["gpu-dra:nodeGroups"][0]["multiNodeNvlink"] = True
-    project.edit_stack("prod", change)
-    values = charts.dra_chart_values(load_stack(project.root, "prod").config)
+def test_gpu_operator_driver_and_nvlink_change_the_values() -> None:
+    """Rendering alone: on EKS node groups the config refuses both (gpu_dra.core.config.driver_rules: EKS's NVIDIA
+    AMIs keep the driver at /, and no catalog type has multi-node NVLink), so the groups are changed past the loader."""
+    config = load_stack(ROOT, "prod").config
+    groups = [NodeGroup.model_validate({**g.model_dump(by_alias=True), "driver": "gpu-operator",
+                                        "multiNodeNvlink": index == 0})
+              if g.allocation_mode is AllocationMode.dra else g for index, g in enumerate(config.node_groups)]
+    values = charts.dra_chart_values(config.model_copy(update={"node_groups": groups}))
     assert values["nvidiaDriverRoot"] == "/run/nvidia/driver"
     assert values["resources"]["computeDomains"]["enabled"] is True
 

@@ -56,13 +56,25 @@ def test_prod_endpoint_is_private() -> None:
 def test_protected_resources(stack: str) -> None:
     """No `pulumi up` or `destroy` deletes or replaces a protected resource until it is unprotected: prod keeps its
     cluster, the key its secrets are encrypted with and its GPU node groups that way; other stacks stay disposable."""
-    config = load_stack(ROOT, stack).config
-    assert config.protect is (stack == "prod")
+    loaded = load_stack(ROOT, stack)
+    config = loaded.config
+    assert config.protect is config.protects_team_namespaces is (stack == "prod")
     name = config.cluster.name
     expected = {("eks:index:Cluster", name), ("aws:kms/key:Key", f"{name}-secrets"),
-                *(("eks:index:ManagedNodeGroup", f"{name}-{group.name}") for group in config.node_groups)}
+                *(("eks:index:ManagedNodeGroup", f"{name}-{group.name}") for group in config.node_groups),
+                *(("kubernetes:core/v1:Namespace", f"{team.name}-namespace") for team in loaded.teams)}
     protected = {(r.type, r.name) for r in program(stack).resources if r.protect}
     assert protected == (expected if config.protect else set())
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_team_namespaces_outlive_a_deletion(stack: str) -> None:
+    """A team dropped or its namespace renamed deletes the Namespace, and Kubernetes everything in it: Pulumi leaves
+    every team namespace in the cluster instead (retainOnDelete), and only those (a quota or template deleted is
+    deleted)."""
+    retained = {(r.type, r.name) for r in program(stack).resources if r.retain_on_delete}
+    assert retained == {("kubernetes:core/v1:Namespace", f"{team.name}-namespace")
+                        for team in load_stack(ROOT, stack).teams}
 
 
 def test_namespace_scoped_access_entry() -> None:
@@ -153,7 +165,7 @@ def test_every_kubernetes_resource_uses_the_stacks_cluster_provider(stack: str) 
     [provider] = run.by_type("pulumi:providers:kubernetes")
     cluster = one(run, "gpu-dra:cluster:EksCluster", load_stack(ROOT, stack).config.cluster.name)
     [eks] = run.by_type("eks:index:Cluster")
-    assert provider.parent == cluster.urn and provider.dependencies == (eks.urn,)  # the cluster's own kubeconfig
+    assert provider.parent == cluster.urn and eks.urn in provider.dependencies  # the cluster's own kubeconfig
     kubernetes = [r for r in run.resources if r.type.startswith("kubernetes:")]
     assert {"kubernetes:helm.sh/v4:Chart", "kubernetes:core/v1:Namespace", "kubernetes:resource.k8s.io/v1:DeviceClass",
             "kubernetes:resource.k8s.io/v1:ResourceClaimTemplate"} <= {r.type for r in kubernetes}

@@ -141,6 +141,27 @@ def test_the_report_is_in_the_job_summary_where_sarif_cannot_go(project: Project
     assert summary.startswith("### gpu-dra check\n```\n") and all(f"stack {s}: " in summary for s in STACKS)
 
 
+def test_a_pull_request_is_judged_against_its_base_branch(project: Project, tmp_path: Path) -> None:
+    """On a pull request the check and the engine run's pack config compare with the base branch: prod's team
+    namespace renamed is a mandatory violation in the job's report, and the pack config carries the base."""
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-C", str(project.root), *args], check=True, capture_output=True)
+
+    git("init", "-q", "-b", "main")
+    git("add", "-A")
+    git("-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "base")
+    git("update-ref", "refs/remotes/origin/main", "HEAD")  # as actions/checkout with fetch-depth 0 leaves it
+    project.edit("stacks/teams/inference.yaml", lambda team: team["namespace"].update(name="serving"))
+    result = _run_step("offline-check", "check", project.root, tmp_path, BASE_REF="main")
+    assert result.returncode == 1, result.stderr
+    assert "[mandatory] team-namespace-kept" in (tmp_path / "summary").read_text()
+    assert _run_step("offline-check", "check", project.root, tmp_path).returncode == 0  # a push: no base
+    (tmp_path / "output").write_text("")
+    assert _run_step("preview", "stack", project.root, tmp_path, STACK="prod", BASE_REF="main").returncode == 0
+    before = json.loads((project.root / "build/config.prod.json").read_text())["team-namespace-kept"]
+    assert {"team": "inference", "namespace": "inference"}.items() <= before["namespacesBefore"][1].items()
+
+
 def test_a_stale_committed_pack_config_fails_the_offline_job(project: Project, tmp_path: Path) -> None:
     shutil.copytree(ROOT / "policies", project.root / "policies")
     assert _run_step("offline-check", "configs", project.root, tmp_path).returncode == 0  # as committed: current

@@ -27,6 +27,7 @@ from pulumi_policy import policy as policy_module
 from pulumi_policy.policy import _PolicyAnalyzerServicer
 
 from gpu_dra import __version__
+from gpu_dra.cli.base_ref import namespaces_at
 from gpu_dra.cli.inputs import input_files, read_inputs
 from gpu_dra.cli.offline import ProgramRun, run_program
 from gpu_dra.cli.process import UsageError
@@ -105,13 +106,14 @@ def _read_team_files(root: Path, stack: Stack) -> dict[str, SourceFile]:
     return {name: SourceFile(file, files.read(root / file, file)) for name, file in shown.items()}
 
 
-def pack_config(stack: Stack, root: Path | None = None,
-                team_files: Mapping[str, SourceFile] | None = None) -> dict[str, Any]:
+def pack_config(stack: Stack, root: Path | None = None, team_files: Mapping[str, SourceFile] | None = None,
+                namespaces_before: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """Per-policy config for `--policy-pack-config`: each rule's enforcement and the stack facts no resource
     carries in the engine (the Chart component has no inputs or outputs there; the cluster's version sits on a child
     a resource policy of a DeviceClass cannot see; the workloads teams name live in files, not in the stack).
     `root`: the project, where the team files' workloads are read (without it, none are); `team_files`: the team
-    files as the loader read them (LoadedStack.teams; without them, they are read again)."""
+    files as the loader read them (LoadedStack.teams; without them, they are read again); `namespaces_before`: the
+    teams' namespaces at the base of the change (base_ref.namespaces_at), for team-namespace-kept."""
     config = stack.config
     values = charts.dra_chart_values(config)
     classes = [parse_device_class(obj) for obj in manifests.stack_device_classes(stack)]
@@ -145,6 +147,10 @@ def pack_config(stack: Stack, root: Path | None = None,
     if workloads:  # only the rule that places them reads them
         sections[policy.migration.RULE]["legacyWorkloads"] = workloads
     sections["admin-access-restricted"]["adminNamespaces"] = sorted(t.namespace_name for t in stack.teams if t.admin)
+    kept = sections[policy.namespaces.RULE]
+    kept["protectTeamNamespaces"] = config.protects_team_namespaces
+    if namespaces_before is not None:
+        kept["namespacesBefore"] = namespaces_before
     if stack.platform_keys:
         sections["team-file-platform-keys"]["platformKeys"] = [
             {"team": k.team, "teamFile": k.file, "line": k.line, "key": k.key} for k in stack.platform_keys]
@@ -289,13 +295,14 @@ def transformed(view: list[EngineResource], chart_transform: bool) -> list[Engin
 
 
 def check_stack(root: Path, name: str, extra_config: dict[str, Any] | None = None, first_preview: bool = False,
-                team_files: TeamFiles | None = None) -> list[StackFinding]:
+                team_files: TeamFiles | None = None, base: str | None = None) -> list[StackFinding]:
     """One stack checked: its pack config, the program run under mocks, the pack's findings each on its line.
-    `team_files`: the team files this run has read already (check_stacks shares them between its stacks)."""
+    `team_files`: the team files this run has read already (check_stacks shares them between its stacks); `base`: a
+    git revision the change is judged against (team-namespace-kept)."""
     values, located = stack_values(root, name)
     loaded = build_loaded_stack(root, name, values, located, team_files)
     stack = loaded.stack
-    config = pack_config(stack, root, loaded.teams)
+    config = pack_config(stack, root, loaded.teams, None if base is None else namespaces_at(root, base, name))
     for rule_name, overrides in (extra_config or {}).items():
         config.setdefault(rule_name, {}).update(overrides)
     environment = stack.config.environment.value
@@ -310,8 +317,8 @@ def check_stack(root: Path, name: str, extra_config: dict[str, Any] | None = Non
     return verdicts
 
 
-def check_stacks(root: Path, names: Sequence[str], first_preview: bool = False,
-                 jobs: int = 1) -> tuple[list[StackFinding], dict[str, list[Finding]]]:
+def check_stacks(root: Path, names: Sequence[str], first_preview: bool = False, jobs: int = 1,
+                 base: str | None = None) -> tuple[list[StackFinding], dict[str, list[Finding]]]:
     """Every stack checked, in order: the verdicts of those checked, and the config errors of each one that could not
     be (stack -> its ConfigError's findings).
 
@@ -326,7 +333,7 @@ def check_stacks(root: Path, names: Sequence[str], first_preview: bool = False,
         team_files = TeamFiles()
         for name in names:
             try:
-                found += check_stack(root, name, first_preview=first_preview, team_files=team_files)
+                found += check_stack(root, name, first_preview=first_preview, team_files=team_files, base=base)
             except ConfigError as error:
                 broken[name] = error.findings
         return found, broken
@@ -334,7 +341,7 @@ def check_stacks(root: Path, names: Sequence[str], first_preview: bool = False,
         pool = multiprocessing.get_context("fork").Pool(min(jobs, len(names)),
                                                          initializer=leave_signals_to_the_parent)
     try:
-        for name, verdicts, problems, printed, errors in pool.imap(_checked, [(root, name, first_preview)
+        for name, verdicts, problems, printed, errors in pool.imap(_checked, [(root, name, first_preview, base)
                                                                               for name in names]):
             sys.stdout.write(printed)
             sys.stderr.write(errors)
@@ -348,14 +355,15 @@ def check_stacks(root: Path, names: Sequence[str], first_preview: bool = False,
     return found, broken
 
 
-def _checked(job: tuple[Path, str, bool]) -> tuple[str, list[StackFinding], list[Finding] | None, str, str]:
+def _checked(job: tuple[Path, str, bool, str | None]) -> tuple[str, list[StackFinding], list[Finding] | None, str,
+                                                                str]:
     """A worker's check of one stack: (stack, verdicts, its config errors or None, what it printed on stdout and on
     stderr)."""
-    root, name, first_preview = job
+    root, name, first_preview, base = job
     printed, errors = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(errors):
         try:
-            verdicts, problems = check_stack(root, name, first_preview=first_preview), None
+            verdicts, problems = check_stack(root, name, first_preview=first_preview, base=base), None
         except ConfigError as error:
             verdicts, problems = [], error.findings
     return name, verdicts, problems, printed.getvalue(), errors.getvalue()

@@ -89,6 +89,7 @@ class Registration:
     provider: str = ""  # the provider reference `<provider URN>::<provider ID>`, as the engine resolves it
     replace_on_changes: tuple[str, ...] = ()
     delete_before_replace: bool = False
+    retain_on_delete: bool = False  # the engine leaves the cloud object in place when it deletes the resource
     aliases: tuple[str, ...] = ()  # the URNs the engine matches old state against
     additional_secret_outputs: tuple[str, ...] = ()  # outputs the engine stores encrypted
     transforms: int = 0  # resource transforms the program registered on it (they also run on a component's children)
@@ -168,6 +169,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
             protect=bool(request.protect), inputs=plain(_redacted(inputs)),
             dependencies=tuple(sorted(request.dependencies)), id=id_, provider=request.provider,
             replace_on_changes=tuple(request.replaceOnChanges), delete_before_replace=bool(request.deleteBeforeReplace),
+            retain_on_delete=bool(request.retainOnDelete),
             aliases=tuple(self._alias_urn(request, alias) for alias in request.aliases),
             additional_secret_outputs=tuple(request.additionalSecretOutputs), transforms=len(request.transforms),
             outputs=plain(_redacted(state))))

@@ -8,6 +8,7 @@ import json
 from gpu_dra import __version__
 from gpu_dra.cli import check
 from gpu_dra.cli.arguments import stack_options
+from gpu_dra.cli.base_ref import namespaces_at
 from gpu_dra.cli.process import EXIT_FINDINGS, EXIT_OK, UsageError
 from gpu_dra.cli.project import project_root, selected_stacks
 from gpu_dra.core.config.loader import build_loaded_stack, stack_values
@@ -21,6 +22,7 @@ EXAMPLES = """examples:
   gpu-dra check --stack prod --format sarif > gpu-dra.sarif
   gpu-dra check --stack prod --pack-config > policies/config.prod.json
   gpu-dra check --stack staging --first-preview   # what a new stack's first `pulumi preview` can judge
+  gpu-dra check --all-stacks --base origin/main   # also what the change does to team namespaces since main
 """
 
 
@@ -35,6 +37,9 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--first-preview", action="store_true",
                         help="judge the stack as the engine sends it in the first preview of a new stack (ids, ARNs "
                              "and the Kubernetes objects' state unknown): what is judged, and what is not yet")
+    parser.add_argument("--base", metavar="REF",
+                        help="a git revision the change is judged against (a pull request's base branch): the rule "
+                             "team-namespace-kept reports a team dropped or a namespace renamed since then")
 
 
 def jobs(text: str) -> int:
@@ -55,10 +60,11 @@ def run(args: argparse.Namespace) -> int:
         if len(stacks) != 1:
             raise UsageError("--pack-config writes one stack's config; use --stack")
         loaded = build_loaded_stack(root, stacks[0], *stack_values(root, stacks[0]))
-        print(json.dumps(check.pack_config(loaded.stack, root, loaded.teams), indent=2, sort_keys=True))
+        before = None if args.base is None else namespaces_at(root, args.base, stacks[0])
+        print(json.dumps(check.pack_config(loaded.stack, root, loaded.teams, before), indent=2, sort_keys=True))
         return EXIT_OK
     # every stack checked, each broken one named with its config mistakes
-    found, broken = check.check_stacks(root, stacks, first_preview=args.first_preview, jobs=args.jobs)
+    found, broken = check.check_stacks(root, stacks, first_preview=args.first_preview, jobs=args.jobs, base=args.base)
     # The report comes first, whole, whatever the exit: CI uploads the SARIF of a failed check too.
     if args.format == "json":
         print(json.dumps(check.as_json(stacks, found, broken), indent=2))

@@ -15,6 +15,7 @@ from typing import Any, NamedTuple, TypeVar
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
+from gpu_dra.core.config import driver_rules
 from gpu_dra.core.config.models import (
     STRICT,
     AllocationMode,
@@ -24,6 +25,7 @@ from gpu_dra.core.config.models import (
     StackConfig,
     TeamHosting,
 )
+from gpu_dra.core.config.models.cluster import DeployerNetwork
 from gpu_dra.core.dra.metadata import is_dns_label
 from gpu_dra.core.facts import nvidia
 from gpu_dra.core.facts.target import Platform
@@ -166,6 +168,15 @@ def node_groups_one_driver(parts: StackParts) -> Problems:
         yield from _one_driver("nodeGroups", parts.config.node_groups, "node groups")
 
 
+def driver_values_fit_node_groups(parts: StackParts) -> Problems:
+    """Chart values a stack derives from its node groups, where they cannot work on EKS's nodes."""
+    if not parts.has("node_groups"):
+        return
+    for rule in driver_rules.DRIVER_RULES:
+        for key, loc, message in rule(parts.config):
+            yield KeyProblem(key, loc, message)
+
+
 def node_groups_fit_platform(parts: StackParts) -> Problems:
     """EKS nodes are gpu-dra's node groups; an existing cluster's are not gpu-dra's to create."""
     if not parts.has("node_groups", "cluster.platform"):
@@ -255,19 +266,82 @@ def access_entries(parts: StackParts) -> Problems:
         principals.setdefault(entry.principal_arn, i)
 
 
+def _documentation_range(cidr: str) -> str | None:
+    """How `cidr` sits in a range reserved for documentation ("is 203.0.113.0/24 ... (RFC 5737)"), or None."""
+    network = ipaddress.ip_network(cidr)
+    reserved = next((r for r in DOCUMENTATION_RANGES if network[0] in r and network[-1] in r), None)
+    if reserved is None:
+        return None
+    where = "is" if network == reserved else f"is inside {reserved},"
+    return f"{cidr} {where} an address range reserved for documentation ({DOCUMENTATION_RANGES[reserved]})"
+
+
 def endpoint_admits_someone(parts: StackParts) -> Problems:
     """An allow-list of documentation ranges only admits nobody."""
     cidrs = parts.config.cluster.endpoint.public_access_cidrs if parts.has("cluster.endpoint") else []
     for i, cidr in enumerate(cidrs):
-        network = ipaddress.ip_network(cidr)
-        reserved = next((r for r in DOCUMENTATION_RANGES if network[0] in r and network[-1] in r), None)
+        reserved = _documentation_range(cidr)
         if reserved:
-            where = "is" if network == reserved else f"is inside {reserved},"
             yield KeyProblem("cluster", ("endpoint", "publicAccessCidrs", i),
-                             f"{cidr} {where} an address range reserved for documentation "
-                             f"({DOCUMENTATION_RANGES[reserved]}): it admits nobody. Set the egress CIDRs of the "
-                             "networks you run kubectl and `pulumi up` from (your office or VPN), or publicAccess: "
-                             "false to keep the endpoint private")
+                             f"{reserved}: it admits nobody. Set the egress CIDRs of the networks you run kubectl "
+                             "and `pulumi up` from (your office or VPN), or publicAccess: false to keep the endpoint "
+                             "private")
+
+
+_FIRST_UP = "docs/deploying.md, \"The first `pulumi up`\""
+
+
+def deployer_reaches_endpoint(parts: StackParts) -> Problems:
+    """`pulumi up` must reach the API endpoint of the cluster it creates. pulumi-kubernetes talks to the cluster only
+    through it: at Configure, a cluster it cannot read is marked unreachable, and outside a preview it then refuses
+    every Create and Update and the charts' Construct (pulumi/pulumi-kubernetes@v4.32.0:provider/pkg/provider/
+    provider.go:987-1000, 1704-1707, 2337-2340; provider_construct.go:71-73), so once the cluster exists every
+    Kubernetes object and both charts fail; no provider option helps (skipUpdateUnreachable skips only Check and
+    Read: provider.go:1172-1183, 1928-1937). A private-only endpoint is reached from inside the VPC or a connected
+    network alone, and only from addresses the control plane's security groups admit on 443 (EKS user guide,
+    clusters/cluster-endpoint.adoc, "Accessing a private only API server"), which pulumi-eks's do for its nodes only
+    (pulumi/pulumi-eks@v4.3.0:nodejs/eks/cluster/cluster.ts:551-569, nodejs/eks/nodes/securitygroup.ts:188-199).
+    So a private-only endpoint needs `deployFrom`: a VPC this stack creates has nothing inside it on the first up."""
+    if not parts.has("cluster.platform", "cluster.endpoint", "cluster.networking", "cluster.deploy_from"):
+        return
+    cluster = parts.config.cluster
+    if cluster.platform is not Platform.eks or cluster.networking is None:
+        return
+    deploy_from, new_vpc = cluster.deploy_from, cluster.networking.new_vpc is not None
+    if deploy_from is None and not cluster.endpoint.public_access:
+        public = ("or reach it from outside: publicAccess: true with publicAccessCidrs: [the egress CIDR you run "
+                  "`pulumi up` from] (not a documentation range)")
+        if new_vpc:
+            yield KeyProblem("cluster", ("endpoint",), (
+                "the API endpoint is private only and this stack creates its VPC, so nothing runs inside that VPC "
+                "during the first `pulumi up`: once the cluster exists, pulumi-kubernetes finds it unreachable and "
+                "the DRA driver, the DeviceClasses and every team's objects fail. Say where `pulumi up` runs with "
+                "gpu-dra:cluster.deployFrom: `deployFrom: {network: outside}` for the first up (it creates the AWS "
+                "layer only: VPC, cluster, node groups, add-ons), then `deployFrom: {network: vpc}` for every later "
+                "up, run inside the VPC (the control plane then admits the VPC's CIDR on port 443); "
+                f"{public}. {_FIRST_UP} walks both"))
+        else:
+            yield KeyProblem("cluster", ("endpoint",), (
+                "the API endpoint is private only: `pulumi up` reaches it from inside the VPC (or a network "
+                "connected to it) alone, and the control plane's security group admits only the nodes, so the "
+                "first up would fail the DRA driver, the DeviceClasses and every team's objects once the cluster "
+                "exists. Say where `pulumi up` runs with gpu-dra:cluster.deployFrom: `deployFrom: {network: vpc, "
+                "cidrs: [<the private CIDRs of your runner, bastion or VPN>]}` (admitted on port 443), or "
+                f"`deployFrom: {{network: outside}}` to create the AWS layer only; {public}. See {_FIRST_UP}"))
+        return
+    if deploy_from is None or deploy_from.network is not DeployerNetwork.vpc:
+        return
+    if not new_vpc and not deploy_from.cidrs:
+        yield KeyProblem("cluster", ("deployFrom",), (
+            "with an existing VPC, list deployFrom.cidrs: the private CIDRs `pulumi up` and kubectl run from (your "
+            "runner's subnet, your VPN's range), which the control plane admits on port 443; gpu-dra cannot read "
+            "the VPC's CIDR offline"))
+    for i, cidr in enumerate(deploy_from.cidrs):
+        reserved = _documentation_range(cidr)
+        if reserved:
+            yield KeyProblem("cluster", ("deployFrom", "cidrs", i),
+                             f"{reserved}: no runner has such an address. List the private CIDRs `pulumi up` runs "
+                             "from (your runner's subnet, your VPN's range)")
 
 
 def prod_endpoint_not_open(parts: StackParts) -> Problems:
@@ -297,7 +371,7 @@ def kubeconfig_fits_platform(parts: StackParts) -> Problems:
 # In the order their findings are reported.
 STACK_RULES: tuple[Callable[[StackParts], Problems], ...] = (
     each_node_group, node_group_names_unique, node_groups_one_driver, node_groups_fit_platform,
-    node_pools_fit_platform, node_pool_names_unique, node_pools_one_driver,
+    driver_values_fit_node_groups, node_pools_fit_platform, node_pool_names_unique, node_pools_one_driver,
     device_class_names, legacy_mappings, access_entries,
-    endpoint_admits_someone, prod_endpoint_not_open, kubeconfig_fits_platform,
+    endpoint_admits_someone, prod_endpoint_not_open, deployer_reaches_endpoint, kubeconfig_fits_platform,
 )

@@ -12,18 +12,29 @@ import fnmatch
 import re
 from typing import Any
 
+from gpu_dra.core.facts.chart_values import CHART_VALUES
+
 DRIVER_NAME = "gpu.nvidia.com"
-DEFAULT_CHART_VERSION = "0.4.1"  # of the default chart line, dra-driver-nvidia-gpu
+# The default chart line's newest release gpu-dra has read; 0.5.0 is newer but unread (UNREAD_RELEASES), so defaulting
+# to it would install a chart whose values, gates and published attributes nothing here has checked.
+DEFAULT_CHART_VERSION = "0.4.1"
 CHART_VERSION_PATTERN = r"^v?\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$"  # an exact chart version, never a range
 
-# Every release of each chart line: the repositories' release tags (pre-releases left out), each tag's
-# deployments/helm/<chart>/Chart.yaml `version` being the tag without its "v" (`git tag` of
+# Every release of each chart line gpu-dra has read: the repositories' release tags (pre-releases left out), each
+# tag's deployments/helm/<chart>/Chart.yaml `version` being the tag without its "v" (`git tag` of
 # kubernetes-sigs/dra-driver-nvidia-gpu at 95932046, 2026-08-07, tags v25.3.0 to v0.4.1, and of
 # NVIDIA/k8s-dra-driver-gpu at 22407113, 2026-05-15, tags v25.3.0 to v0.4.0; docs/sources.md#chart-lines). The gate
 # table and the published attributes were read per release, so a newer release is refused until it is added here.
 CHART_RELEASES = {
     "nvidia-dra-driver-gpu": ("25.3.0", "25.3.1", "25.3.2", "25.8.0", "25.8.1", "25.12.0"),
     "dra-driver-nvidia-gpu": ("0.4.0", "0.4.1"),
+}
+# Releases known to exist whose tags no snapshot gpu-dra read holds (main at 95932046 still says 0.5.0-dev): their
+# values, gates and attributes are not modelled, so a stack naming one is refused with why (nvidia_driver.unreleased).
+# 0.5.1 is said to ship in GPU Operator 26.7.2, but no source for its tag was found, so it is not listed.
+UNREAD_RELEASES = {
+    "dra-driver-nvidia-gpu": {"0.5.0": "tagged 2026-08-19 (kubernetes-sigs/dra-driver-nvidia-gpu PR #1367, issue "
+                                       "#1365; github.com/kubernetes-sigs/dra-driver-nvidia-gpu/releases/tag/v0.5.0)"},
 }
 STANDARD_DOMAIN = "resource.kubernetes.io"
 
@@ -139,77 +150,19 @@ RENAMED_OR_REMOVED = {
 
 # ---------------------------------------------------------------------------------------- the charts' own defaults
 # The values the charts' objects are rendered from (the engine model renders them; gpu_dra.core.render.charts merges
-# gpu-dra's values over their placement), copied from each chart's values.yaml at the tag named (vendored in
-# tests/data/chart-values/; a test checks them against those).
-_GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
-
-
-def _term(key: str, value: str, operator: str = "In") -> dict[str, Any]:
-    return {"matchExpressions": [{"key": key, "operator": operator, "values": [value]}]}
-
-
-def _required(*terms: dict[str, Any]) -> dict[str, Any]:
-    return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": list(terms)}}}
-
-
-_NFD_PCI = _term("feature.node.kubernetes.io/pci-10de.present", "true")
-_NFD_CPU = _term("feature.node.kubernetes.io/cpu-model.vendor_id", "NVIDIA")
-_GPU_PRESENT = _term("nvidia.com/gpu.present", "true")
-_CONTROL_PLANE = "node-role.kubernetes.io/control-plane"
-
+# gpu-dra's values over their placement): each chart's values.yaml at the tag named, generated into chart_values by
+# tools/vendor_chart_values.py (vendored in tests/data/chart-values/ too). The 25.x line's 25.12.0 values serve every
+# 25.x release (only 25.12.0 was read; older ones are refused).
 DRA_CHART_DEFAULTS: dict[str, dict[str, Any]] = {
-    # kubernetes-sigs/dra-driver-nvidia-gpu@v0.4.1 deployments/helm/dra-driver-nvidia-gpu/values.yaml
-    "dra-driver-nvidia-gpu": {
-        "nameOverride": "", "fullnameOverride": "", "namespaceOverride": "", "resourceApiVersion": "",
-        "serviceAccount": {"create": True, "name": ""},
-        "resources": {"gpus": {"enabled": True}, "computeDomains": {"enabled": True}},
-        "controller": {
-            "replicas": 1, "priorityClassName": "system-node-critical", "nodeSelector": {},
-            "affinity": {
-                "nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
-                    {"weight": 100, "preference": {"matchExpressions": [
-                        {"key": _CONTROL_PLANE, "operator": "Exists"}]}}]},
-                "podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
-                    {"weight": 100, "podAffinityTerm": {
-                        "labelSelector": {"matchLabels": {"dra-driver-nvidia-gpu-component": "controller"}},
-                        "topologyKey": "kubernetes.io/hostname"}}]}},
-            "tolerations": [{"key": _CONTROL_PLANE, "operator": "Exists", "effect": "NoSchedule"},
-                            {"key": "node-role.kubernetes.io/master", "operator": "Exists", "effect": "NoSchedule"},
-                            {"key": "CriticalAddonsOnly", "operator": "Exists"}],
-        },
-        "kubeletPlugin": {
-            "priorityClassName": "system-node-critical", "nodeSelector": {},
-            "affinity": _required(_NFD_PCI, _term("feature.node.kubernetes.io/pci-0302_10de.present", "true"),
-                                  _term("feature.node.kubernetes.io/pci-0300_10de.present", "true"),
-                                  _NFD_CPU, _GPU_PRESENT),
-            "tolerations": [_GPU_TOLERATION],
-        },
-    },
-    # NVIDIA/k8s-dra-driver-gpu@v25.12.0 deployments/helm/nvidia-dra-driver-gpu/values.yaml; used for every 25.x
-    # release of that line (only 25.12.0 was read).
-    "nvidia-dra-driver-gpu": {
-        "nameOverride": "", "fullnameOverride": "", "namespaceOverride": "", "resourceApiVersion": "",
-        "serviceAccount": {"create": True, "name": ""},
-        "resources": {"gpus": {"enabled": True}, "computeDomains": {"enabled": True}},
-        "controller": {
-            "priorityClassName": "system-node-critical", "nodeSelector": {},
-            "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-                {"matchExpressions": [{"key": _CONTROL_PLANE, "operator": "Exists"}]}]}}},
-            "tolerations": [{"key": _CONTROL_PLANE, "operator": "Exists", "effect": "NoSchedule"}],
-        },
-        "kubeletPlugin": {
-            "priorityClassName": "system-node-critical", "nodeSelector": {},
-            "affinity": _required(_NFD_PCI, _NFD_CPU, _GPU_PRESENT),
-            "tolerations": [],
-        },
-    },
+    "dra-driver-nvidia-gpu": CHART_VALUES[("dra-driver-nvidia-gpu", "0.4.1")],
+    "nvidia-dra-driver-gpu": CHART_VALUES[("nvidia-dra-driver-gpu", "25.12.0")],
 }
 
-# NVIDIA/k8s-device-plugin@v0.18.2 deployments/helm/nvidia-device-plugin/values.yaml:63-99 (nodeSelector, affinity,
-# tolerations, priorityClassName), with devicePlugin.enabled and the name overrides.
-DEVICE_PLUGIN_CHART_DEFAULTS: dict[str, Any] = {
-    "nameOverride": "", "fullnameOverride": "", "namespaceOverride": "",
-    "devicePlugin": {"enabled": True}, "priorityClassName": "system-node-critical", "nodeSelector": {},
-    "affinity": _required(_NFD_PCI, _NFD_CPU, _GPU_PRESENT),
-    "tolerations": [{"key": "CriticalAddonsOnly", "operator": "Exists"}, _GPU_TOLERATION],
-}
+# NVIDIA's device plugin chart, the release gpu-dra installs (gpu_dra.core.render.charts.DEVICE_PLUGIN_VERSION).
+DEVICE_PLUGIN_CHART_VERSION = "0.20.0"
+DEVICE_PLUGIN_CHART_DEFAULTS: dict[str, Any] = CHART_VALUES[("nvidia-device-plugin", DEVICE_PLUGIN_CHART_VERSION)]
+
+
+def chart_values_of(chart: str, version: str) -> dict[str, Any] | None:
+    """The chart's values.yaml at `version`, or None where gpu-dra has not read that release's."""
+    return CHART_VALUES.get((chart, version.removeprefix("v")))

@@ -11,8 +11,9 @@ import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
-from gpu_dra.core.facts.nvidia import CHART_RELEASES, parse_version, release_level_of
+from gpu_dra.core.facts.nvidia import CHART_RELEASES, UNREAD_RELEASES, parse_version, release_level_of
 
 
 # The two chart lines (the config's draDriver.chart). Enums here carry no docstring: the config's JSON Schema would.
@@ -87,15 +88,24 @@ def supported_releases(chart: ChartName) -> list[str]:
 
 
 def unreleased(chart: ChartName, version: str) -> str | None:
-    """Why `version` is no release of `chart`, or None: an unknown version has no known gates or attributes, and
-    Helm would refuse it only at `pulumi up`."""
+    """Why `version` is no release of `chart` gpu-dra knows, or None: an unknown version has no known gates or
+    attributes, and Helm would refuse a version that does not exist only at `pulumi up`."""
     bare = version.removeprefix("v")
     if bare in CHART_RELEASES[chart.value]:
         return None
+    newest = CHART_RELEASES[chart.value][-1]
+    unread = UNREAD_RELEASES.get(chart.value, {}).get(bare)
+    if unread:
+        return (f"{chart.value} {version} is a release gpu-dra has not read yet ({unread}; no snapshot gpu-dra read "
+                "holds the tag): its chart values, driver gates and published attributes are not modelled, so gpu-dra "
+                f"cannot check the stack against it; pin {newest}")
     other = next((c for c in ChartName if c is not chart and bare in supported_releases(c)), None)
     hint = f" ({version} is a release of {other.value}: set chart: {other.value})" if other else ""
-    return (f"{chart.value} {version} is not a release of that chart{hint}; releases gpu-dra supports: "
-            f"{', '.join(supported_releases(chart))}")
+    message = (f"{chart.value} {version} is not a release of that chart{hint}; releases gpu-dra supports: "
+               f"{', '.join(supported_releases(chart))}")
+    if not other and parse_version(bare) > parse_version(newest):
+        message += f" (a release newer than {newest} would be one gpu-dra has not read: pin {newest})"
+    return message
 
 
 def chart_reference(chart: ChartName, repository: str | None = None) -> str:
@@ -158,3 +168,84 @@ def gate_conflicts(chart: ChartName, version: str, feature_gates: dict[str, bool
             problems.append((None, f"{who} uses {strategy.value} sharing, which the driver rejects unless "
                                    f"{needed}: true"))
     return problems
+
+
+# --------------------------------------------------------------------------------------- values a stack passes through
+# The chart values gpu-dra derives from the stack (gpu_dra.core.render.charts.dra_chart_values), each with the stack
+# key that decides it: a stack's draDriver.values may not set them. The first three are the Helm flags of NVIDIA's
+# install guide (`--set nvidiaDriverRoot=... --set resources.gpus.enabled=... --set
+# resources.computeDomains.enabled=...`; kubernetes-sigs/dra-driver-nvidia-gpu@v0.4.1:docs/install.md).
+_PLACEMENT = ("the kubelet plugin runs only on nodes labelled gpu-dra.io/allocation=dra, so that it never runs beside "
+              "NVIDIA's device plugin; extra kubeletPlugin.tolerations are added to gpu-dra's own")
+DERIVED_VALUES: dict[tuple[str, ...], str] = {
+    ("nvidiaDriverRoot",): "set from the DRA node groups' (or node pools') `driver`: host -> /, gpu-operator -> "
+                           "/run/nvidia/driver",
+    ("resources", "gpus", "enabled"): "always true: gpu-dra allocates GPUs through the driver",
+    ("resources", "computeDomains", "enabled"): "set from `multiNodeNvlink` on the DRA node groups",
+    ("featureGates",): "set draDriver.featureGates, which gpu-dra checks against the release's gates",
+    ("logVerbosity",): "set draDriver.logVerbosity",
+    ("namespaceOverride",): "set draDriver.namespace",
+    ("allowDefaultNamespace",): "gpu-dra installs the chart in draDriver.namespace, never `default`",
+    ("resourceApiVersion",): "gpu-dra pins resource.k8s.io/v1",
+    ("gpuResourcesEnabledOverride",): "gpu-dra sets it: its node labels keep NVIDIA's device plugin off DRA nodes",
+    ("kubeletPlugin", "nodeSelector"): _PLACEMENT,
+    ("kubeletPlugin", "affinity"): _PLACEMENT,
+    ("controller", "nodeSelector"): "gpu-dra places the controller on the system node group",
+    ("controller", "affinity"): "gpu-dra places the controller on the system node group",
+}
+
+
+def _kind(default: Any) -> tuple[type | tuple[type, ...], str] | None:
+    """The type a value must have where the chart's default is `default`, and how to say it; None for any."""
+    if isinstance(default, bool):
+        return bool, "true or false"
+    if isinstance(default, int):
+        return int, "a whole number"
+    if isinstance(default, str):
+        return str, "a string"
+    if isinstance(default, list):
+        return list, "a list"
+    if isinstance(default, dict):
+        return dict, "a mapping"
+    return None
+
+
+def values_problems(chart: ChartName, version: str, chart_values: Mapping[str, Any], values: Mapping[str, Any],
+                    path: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], str]]:
+    """What is wrong with a stack's draDriver.values as (key path, message): a key gpu-dra derives, a key the chart's
+    values.yaml at `version` (`chart_values`) does not have, or a value of another type than its default there.
+    No release ships a values.schema.json, so the values file's structure is the schema; an empty map in it (a
+    nodeSelector, resources, podAnnotations) takes any keys, and a null default any value."""
+    problems: list[tuple[tuple[str, ...], str]] = []
+    for key, value in values.items():
+        here = (*path, key)
+        if here in DERIVED_VALUES:
+            problems.append((here, f"gpu-dra sets this value: {DERIVED_VALUES[here]}"))
+            continue
+        if key not in chart_values:
+            guess = difflib.get_close_matches(key, [str(k) for k in chart_values], n=1)
+            hint = f"; did you mean {guess[0]!r}?" if guess else ""
+            where = ".".join(path) or "the top level"
+            problems.append((here, f"{chart.value} {version} has no value {key!r} at {where} (its values.yaml)"
+                                   f"{hint}"))
+            continue
+        default = chart_values[key]
+        kind = _kind(default)
+        if kind is not None and (not isinstance(value, kind[0]) or (kind[0] is int and isinstance(value, bool))):
+            problems.append((here, f"must be {kind[1]}, as in {chart.value} {version}'s values.yaml (got {value!r})"))
+        elif isinstance(default, dict) and default:
+            problems += values_problems(chart, version, default, value, here)
+    return problems
+
+
+# EC2 instance families whose GPUs share an NVLink domain across instances, the only ones where ComputeDomains (IMEX
+# channels over multi-node NVLink) can work: "NVIDIA UltraServer instances (p6e-gb200.36xlarge, p6e-gb200.72xlarge,
+# p6e-gb300.36xlarge, p6e-gb300.72xlarge) connect multiple GPUs across instances using NVLink"
+# (https://docs.aws.amazon.com/pcs/latest/userguide/capacity-blocks-nvidia-imex.html). NVIDIA's ComputeDomains need
+# Multi-Node NVLink, e.g. GB200 NVL72 (https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/
+# dra-cds.html); NVLink inside one instance (p5's NVSwitch) is no NVLink domain across nodes.
+MULTI_NODE_NVLINK_FAMILIES = ("p6e-gb200", "p6e-gb300")
+
+
+def has_multi_node_nvlink(instance_type: str) -> bool:
+    return instance_type.split(".", 1)[0] in MULTI_NODE_NVLINK_FAMILIES

@@ -8,7 +8,7 @@ Two kinds of rule, as CrossGuard runs them:
 - a **stack** rule needs several resources together (node groups with claims, namespaces with quotas): their outputs,
   after the preview or update (AnalyzeStack).
 
-Every rule returns `list[Finding]` (gpu_dra.core.findings), filled the same way by all 19:
+Every rule returns `list[Finding]` (gpu_dra.core.findings), filled the same way by all 20:
 - `rule` is the policy id (`Rule.name`); `severity` is `error` for a violation (whether it blocks, mandatory, or only
   warns, advisory, is the pack's and `gpu-dra check`'s business: `enforcement`) or `not-judged` for a check skipped
   because a value it needs is unknown in this preview;
@@ -27,6 +27,7 @@ from gpu_dra.core.findings import Finding
 from gpu_dra.core.policy.eks import eks_hardening, kubernetes_version_supported
 from gpu_dra.core.policy.features import dra_feature_gates, no_alpha_in_production, nvidia_driver_gates
 from gpu_dra.core.policy.migration import legacy_workloads_placed
+from gpu_dra.core.policy.namespaces import team_namespace_kept
 from gpu_dra.core.policy.platform import (
     admin_access_restricted,
     dra_driver_chart_pinned,
@@ -89,6 +90,8 @@ RULES = (
                                     "namespace labels)", team_file_platform_keys, True, everywhere=True),
     Rule("team-quota-required", "Every team namespace with templates has a quota covering each class it uses, "
                                 "at least one claim's worth", team_quota_required, True),
+    Rule("team-namespace-kept", "A change that renames a team's namespace or drops a team says what the stack "
+                                "would stop managing (with `gpu-dra check --base`)", team_namespace_kept, True),
     Rule("legacy-workloads-placed", "Every workload a team names that needs NVIDIA's device plugin has room on the "
                                     "stack's device-plugin node groups", legacy_workloads_placed, True),
     Rule("dra-group-has-capacity", "A DRA node group at desired size 0 is a capacity block's (nothing else gives it "

@@ -130,6 +130,10 @@ class Context:
     admin_namespaces: frozenset[str] | None = None
     # Keys only the platform may set, found in the hosted teams' files, as pack_config writes them.
     platform_keys: list[Mapping[str, Any]] = field(default_factory=list)
+    # The hosted teams' namespaces at the base of the change ({team, namespace, templates, quota}), as
+    # `gpu-dra check --base` writes them; None when no base was given. And whether the stack protects them.
+    namespaces_before: list[Mapping[str, Any]] | None = None
+    protect_team_namespaces: bool = False
 
     def pool_specs(self) -> list[GroupSpec]:
         return [GroupSpec(str(p["name"]), str(p.get("instanceType") or ""), int(p.get("maxNodes") or 0),
@@ -191,7 +195,10 @@ def context_from(config: Mapping[str, Any]) -> Context:
                    [w for w in config.get("legacyWorkloads") or [] if isinstance(w, Mapping) and "workload" in w],
                    frozenset(str(n) for n in admin) if isinstance(admin := config.get("adminNamespaces"), list)
                    else None,
-                   [k for k in config.get("platformKeys") or [] if isinstance(k, Mapping) and "key" in k])
+                   [k for k in config.get("platformKeys") or [] if isinstance(k, Mapping) and "key" in k],
+                   [n for n in before if isinstance(n, Mapping) and "team" in n and "namespace" in n]
+                   if isinstance(before := config.get("namespacesBefore"), list) else None,
+                   bool(config.get("protectTeamNamespaces")))
 
 
 def error(rule: str, message: str, resource: Resource | None, path: str = "", fix: str | None = None,

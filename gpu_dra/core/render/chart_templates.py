@@ -5,7 +5,7 @@ accounts, webhooks, CRDs) are not modelled.
 Used for the objects a Helm chart registers under the engine (policy/engine) and for the DeviceClasses a driver
 serves (analysis/migrate). Charts read: kubernetes-sigs/dra-driver-nvidia-gpu@v0.4.1 (commit 764900e7) and @v25.12.0
 (commit 0882da87; the repository was NVIDIA/k8s-dra-driver-gpu then, same history), NVIDIA/k8s-device-plugin@v0.18.2
-(commit fb1242ad). Pure: plain dicts in, plain dicts out.
+(commit fb1242ad) and @v0.20.0 (commit 1b826acc). Pure: plain dicts in, plain dicts out.
 """
 
 from __future__ import annotations
@@ -134,8 +134,11 @@ def device_plugin_objects(version: str, values: Mapping[str, Any], release: str,
     nvidia-device-plugin/templates/daemonset-device-plugin.yml:15-45 and 262-273 for placement; _helpers.tpl:5-78 for
     names and labels) and the MPS control daemon's, rendered with it whenever the plugin is
     (daemonset-mps-control-daemon.yml:14-22 and 206-219: its own name, nodeSelector nvidia.com/mps.capable=true
-    before the chart's, the same affinity and tolerations). gpu-feature-discovery is off by default and not
-    modelled."""
+    before the chart's, the same affinity and tolerations). At v0.20.0 both keep that placement
+    (daemonset-device-plugin.yml:264-275, daemonset-mps-control-daemon.yml:210-223) and always name their service
+    account (line 59 of each), which v0.18.2 did only with a config map, which gpu-dra never passes; hostNetwork
+    is opt-in there (devicePlugin.enableHostNetwork, mps.enableHostNetwork) and not modelled. gpu-feature-discovery
+    is off by default and not modelled."""
     if not mapping(values.get("devicePlugin")).get("enabled", True):
         return []
     base_name = str(values.get("nameOverride") or DEVICE_PLUGIN_CHART)
@@ -146,6 +149,8 @@ def device_plugin_objects(version: str, values: Mapping[str, Any], release: str,
     spec: dict[str, Any] = {}
     if values.get("priorityClassName"):
         spec["priorityClassName"] = values["priorityClassName"]
+    if _version_at_least(version, (0, 20)):
+        spec["serviceAccountName"] = f"{fullname}-service-account"
     mps = {**spec, **_placement(values)}
     mps["nodeSelector"] = {"nvidia.com/mps.capable": "true", **mapping(values.get("nodeSelector"))}
     spec.update(_placement(values))

@@ -2,8 +2,9 @@
 stack (node groups, driver location, config), never hand-typed per stack; and where each plugin's pods would land.
 
 Sources: the chart values files (kubernetes-sigs/dra-driver-nvidia-gpu@v0.4.1 and NVIDIA/k8s-dra-driver-gpu@v25.12.0,
-deployments/helm/<chart>/values.yaml; vendored in tests/data/chart-values/), the chart's templates/validation.yaml;
-the device plugin's from NVIDIA/k8s-device-plugin deployments/helm/nvidia-device-plugin/values.yaml.
+deployments/helm/<chart>/values.yaml; vendored in tests/data/chart-values/ by tools/vendor_chart_values.py), the
+chart's templates/validation.yaml; the device plugin's from NVIDIA/k8s-device-plugin@v0.20.0
+deployments/helm/nvidia-device-plugin/values.yaml.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from gpu_dra.core.config.models import (
     NodePool,
     StackConfig,
 )
+from gpu_dra.core.data import helm_merge, mapping
 from gpu_dra.core.dra.scheduling import schedules_on
 from gpu_dra.core.facts.labels import (
     ALLOCATION_LABEL,
@@ -27,17 +29,25 @@ from gpu_dra.core.facts.labels import (
     GPU_TAINT_KEY,
     SYSTEM_NODE_LABEL,
 )
-from gpu_dra.core.facts.nvidia import DEVICE_PLUGIN_CHART_DEFAULTS, DRA_CHART_DEFAULTS
+from gpu_dra.core.facts.nvidia import DEVICE_PLUGIN_CHART_DEFAULTS, DEVICE_PLUGIN_CHART_VERSION, DRA_CHART_DEFAULTS
 from gpu_dra.core.facts.nvidia_driver import ChartName
 from gpu_dra.core.facts.target import Platform
 from gpu_dra.core.render.nodes import device_plugin_source
 
+# nvidiaDriverRoot per driver source (the value's comment in each chart's values.yaml; docs/sources.md#chart-values).
+# On Bottlerocket `/` is UNVERIFIED: neither NVIDIA's nor AWS's docs state the DRA driver's root there. Bottlerocket
+# says its driver is "in the root filesystem" (bottlerocket-os/bottlerocket-core-kit PR #459), but keeps the libraries
+# under /<arch>-bottlerocket-linux-gnu/sys-root/usr/lib/nvidia/tesla and points its own device plugin's
+# containerDriverRoot at that sysroot (core-kit PR #919), so whether the kubelet plugin's CDI specs resolve them from
+# `/` is untested here. Bottlerocket's own host DRA service stays off on gpu-dra's nodes (tests/test_driver_05.py).
 DRIVER_ROOTS = {DriverSource.host: "/", DriverSource.gpu_operator: "/run/nvidia/driver"}
 
 DEVICE_PLUGIN_CHART = "nvidia-device-plugin"
 DEVICE_PLUGIN_REPOSITORY = "https://nvidia.github.io/k8s-device-plugin"
-# Pinned; 0.18.x is the current line (seen pinned in public HelmReleases, e.g. rwlove/home-ops 0.18.2).
-DEVICE_PLUGIN_VERSION = "0.18.2"
+# Pinned: the newest release (NVIDIA/k8s-device-plugin@v0.20.0, 2026-08-19). Against 0.18.2 its values add only the
+# opt-in devicePlugin/gfd/mps.enableHostNetwork and drop nfd.enableNodeFeatureApi (the NFD subchart, off by default),
+# and its DaemonSets keep their placement (gpu_dra.core.render.chart_templates.device_plugin_objects).
+DEVICE_PLUGIN_VERSION = DEVICE_PLUGIN_CHART_VERSION
 
 
 def gpu_nodes(config: StackConfig) -> list[NodeGroup | NodePool]:
@@ -73,7 +83,20 @@ def _tolerations(config: StackConfig, mode: AllocationMode) -> list[dict[str, st
 
 
 def dra_chart_values(config: StackConfig) -> dict[str, Any]:
-    """Values for NVIDIA's DRA driver chart: every key exists in the pinned chart's values.yaml (a test checks)."""
+    """Values for NVIDIA's DRA driver chart: gpu-dra's own, over the stack's draDriver.values (which may set none of
+    them, and only keys of the pinned chart's values.yaml: the config model checks), its kubeletPlugin.tolerations
+    added to gpu-dra's, since Helm would replace the list."""
+    ours = derived_dra_chart_values(config)
+    passed = config.dra_driver.values
+    values = helm_merge(passed, ours)
+    extra = mapping(passed.get("kubeletPlugin")).get("tolerations") or []
+    tolerations = values["kubeletPlugin"]["tolerations"]
+    tolerations += [t for t in extra if t not in tolerations]
+    return values
+
+
+def derived_dra_chart_values(config: StackConfig) -> dict[str, Any]:
+    """The chart values gpu-dra derives from the stack (nvidia_driver.DERIVED_VALUES names them)."""
     driver = config.dra_driver
     multi_node = any(g.multi_node_nvlink for g in config.node_groups if g.allocation_mode is AllocationMode.dra)
     controller: dict[str, Any] = {"nodeSelector": dict([SYSTEM_NODE_LABEL])}

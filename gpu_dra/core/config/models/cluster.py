@@ -4,13 +4,14 @@ existing cluster's kubeconfig and feature gates."""
 from __future__ import annotations
 
 import difflib
+import ipaddress
 import re
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field, ValidationInfo, field_validator, model_validator
 
 from gpu_dra.core.config.models.base import Model, field_error
-from gpu_dra.core.config.models.choices import AccessPolicy, SupportType
+from gpu_dra.core.config.models.choices import AccessPolicy, Choice, SupportType
 from gpu_dra.core.config.models.fields import DnsLabel
 from gpu_dra.core.config.models.network import Endpoint, Networking
 from gpu_dra.core.config.models.nodes import SystemNodeGroup
@@ -46,12 +47,57 @@ class KubeconfigSource(Model):
     context: str | None = None
 
 
+class DeployerNetwork(Choice):
+    vpc = "vpc"
+    outside = "outside"
+
+
+class DeployFrom(Model):
+    """Where `pulumi up` runs, which decides what it may declare when the API endpoint is private only.
+
+    The Kubernetes provider reaches the cluster through that endpoint alone, and a run that cannot reach it fails
+    every Kubernetes object and chart (docs/deploying.md, "The first `pulumi up`")."""
+
+    network: DeployerNetwork = Field(
+        description="vpc: inside the cluster's VPC or a network connected to it (a self-hosted runner, a bastion, a "
+                    "VPN); every up declares the whole stack, and the control plane admits `cidrs` on port 443. "
+                    "outside: no route to the endpoint (a laptop, a GitHub-hosted runner); the up declares the AWS "
+                    "layer only (VPC, cluster, node groups, add-ons) and no Kubernetes object: the first up of a "
+                    "stack whose VPC it creates")
+    cidrs: list[str] = Field(
+        default_factory=list,
+        description="vpc only: the private CIDRs `pulumi up` and kubectl run from, admitted to the API endpoint on "
+                    "port 443 (pulumi-eks's control-plane security group admits only the nodes); default: newVpc's "
+                    "cidr, required with an existing VPC")
+
+    @field_validator("cidrs")
+    @classmethod
+    def _cidrs(cls, values: list[str]) -> list[str]:
+        for value in values:
+            try:
+                network = ipaddress.ip_network(value)
+            except ValueError:
+                raise ValueError(f"{value!r} is not a CIDR block, such as your runner subnet's 10.40.0.0/24") from None
+            if network.prefixlen == 0:
+                raise ValueError(f"{value} admits every address the VPC routes; list the networks `pulumi up` and "
+                                 "kubectl run from")
+        return values
+
+    @model_validator(mode="after")
+    def _cidrs_only_inside(self) -> DeployFrom:
+        if self.network is DeployerNetwork.outside and self.cidrs:
+            raise field_error("cidrs", "only with network: vpc; a run from outside the VPC reaches no private "
+                                       "endpoint, so it declares no Kubernetes object")
+        return self
+
+
 # Why each EKS-only cluster key means nothing on an existing cluster.
 _EKS_ONLY = {
     "upgrade_policy": "only for platform eks; an existing cluster's support is its provider's",
     "access_entries": "only for platform eks",
     "endpoint": "only for platform eks; an existing cluster's API endpoint is its provider's, reached through "
                 "kubeconfig",
+    "deploy_from": "only for platform eks; an existing cluster is reached through its kubeconfig",
     "system_node_group": "only for platform eks; gpu-dra creates no nodes on an existing cluster, and the DRA driver's "
                          "controller runs on any of its Linux nodes",
 }
@@ -106,6 +152,8 @@ class Cluster(Model):
     region: str | None = Field(default=None, pattern=r"^[a-z]{2}(-gov)?-[a-z]+-\d$", validate_default=True)
     networking: Networking | None = Field(default=None, validate_default=True)
     endpoint: Endpoint = Endpoint()
+    deploy_from: DeployFrom | None = Field(
+        default=None, description="Where `pulumi up` runs; required when the endpoint is private only")
     access_entries: list[AccessEntry] = Field(default_factory=list)
     system_node_group: SystemNodeGroup = SystemNodeGroup()
     kubeconfig: KubeconfigSource | None = None
@@ -157,11 +205,11 @@ class Cluster(Model):
                                                               f"of {region} (e.g. {region}a)")
         return value
 
-    @field_validator("upgrade_policy", "access_entries", "endpoint", "system_node_group")
+    @field_validator("upgrade_policy", "access_entries", "endpoint", "deploy_from", "system_node_group")
     @classmethod
     def _eks_only(cls, value: Any, info: ValidationInfo) -> Any:
         """Keys only an EKS cluster reads, refused one by one on an existing cluster (an empty list is no setting)."""
-        if info.data.get("platform") is Platform.existing and value != []:
+        if info.data.get("platform") is Platform.existing and value not in ([], None):
             raise ValueError(_EKS_ONLY[str(info.field_name)])
         return value
 
@@ -182,6 +230,23 @@ class Cluster(Model):
             f"or set upgradePolicy: EXTENDED to stay on {self.kubernetes_version} until {window.extended_ends}, billed "
             f"${eks.EXTENDED_PRICE_PER_HOUR} instead of ${eks.STANDARD_PRICE_PER_HOUR} per cluster-hour, which the "
             "cluster cannot leave but by upgrading"))
+
+    @property
+    def deploys_in_cluster_layer(self) -> bool:
+        """Whether `pulumi up` declares the Kubernetes provider and what runs on the cluster: not from outside the
+        VPC of a private-only endpoint (deployFrom.network: outside)."""
+        return self.deploy_from is None or self.deploy_from.network is DeployerNetwork.vpc
+
+    @property
+    def deployer_cidrs(self) -> tuple[str, ...]:
+        """The private CIDRs the control plane admits on 443 for `pulumi up` inside the VPC: deployFrom.cidrs, else a
+        new VPC's own block."""
+        if self.deploy_from is None or self.deploy_from.network is not DeployerNetwork.vpc:
+            return ()
+        if self.deploy_from.cidrs:
+            return tuple(self.deploy_from.cidrs)
+        new_vpc = self.networking.new_vpc if self.networking else None
+        return (new_vpc.cidr,) if new_vpc else ()
 
     @field_validator("kubeconfig")
     @classmethod

@@ -163,7 +163,12 @@ class NodePool(Model):
     nodes: int = Field(ge=1, description="How many nodes the pool has (at most)")
     allocation_mode: AllocationMode = Field(
         default=AllocationMode.dra, description="dra, or device-plugin for legacy nodes kept during migration")
-    driver: DriverSource = DriverSource.host
+    driver: DriverSource = Field(
+        default=DriverSource.host,
+        description="host: the driver is installed on the nodes (nvidiaDriverRoot /); gpu-operator: the GPU "
+                    "Operator's driver container (/run/nvidia/driver). On Bottlerocket nodes keep "
+                    "settings.kubelet-dra-drivers.nvidia.enabled off (its default): gpu-dra's chart runs the DRA "
+                    "kubelet plugin, and Bottlerocket's host service would be a second one")
     taints: list[Taint] = Field(default_factory=list, description="Taints the nodes carry (the plugin tolerates them)")
 
     @field_validator("node_selector")

@@ -35,6 +35,11 @@ class StackConfig(Model):
     teams: dict[str, TeamHosting | None] = Field(default_factory=dict,
                                                  description="Teams hosted; each has stacks/teams/<team>.yaml")
     kubeconfig: str | None = Field(default=None, description="Secret kubeconfig of an existing cluster")
+    protect_team_namespaces: bool | None = Field(
+        default=None,
+        description="Protect the team namespaces, so that `pulumi up` refuses to delete or replace one (a team "
+                    "dropped, a namespace renamed) until this is false. Default: true in prod. Either way a "
+                    "namespace Pulumi deletes is kept in the cluster (retainOnDelete), with what runs in it")
 
     @field_validator("teams")
     @classmethod
@@ -50,6 +55,12 @@ class StackConfig(Model):
         cluster = self.cluster
         return Target(cluster.kubernetes_version, cluster.platform, dict(cluster.feature_gates),
                       release_level_of(self.dra_driver.version))
+
+    @property
+    def protects_team_namespaces(self) -> bool:
+        if self.protect_team_namespaces is not None:
+            return self.protect_team_namespaces
+        return self.environment is Environment.prod
 
     @property
     def protect(self) -> bool:
