@@ -18,6 +18,7 @@ import pulumi_kubernetes as k8s
 from pulumi.runtime.config import is_config_secret
 
 from gpu_dra.core.config.models import AccessEntry, Cluster, NodeGroup, Scaling, Stack
+from gpu_dra.core.facts import eks as eks_facts
 from gpu_dra.core.facts import labels
 from gpu_dra.core.facts.target import Platform
 from gpu_dra.core.render import names, network, nodes
@@ -36,7 +37,6 @@ NODE_POLICY_ARNS = {
     "cni": "arn:aws:iam::aws:policy/AmazonEKS_CNI_Policy",
     "ecr": "arn:aws:iam::aws:policy/AmazonEC2ContainerRegistryReadOnly",
 }
-EKS_ADDONS = ("vpc-cni", "kube-proxy", "coredns", "eks-pod-identity-agent")
 # `scheduler` is where kube-scheduler's DRA decisions are logged.
 CONTROL_PLANE_LOGS = ["api", "audit", "authenticator", "controllerManager", "scheduler"]
 
@@ -166,6 +166,14 @@ class EksCluster(pulumi.ComponentResource):
             authentication_mode=eks.AuthenticationMode.API,
             access_entries={e.name: _access_entry(e) for e in config.access_entries},
             skip_default_node_group=True,
+            # pulumi-eks's own cluster and node security groups serve only its self-managed node groups: managed
+            # node groups, with no security group in their launch template, get EKS's cluster security group
+            # (https://docs.aws.amazon.com/eks/latest/userguide/sec-group-reqs.html). Skipped, pulumi-eks reports
+            # EKS's group as clusterSecurityGroupId (pulumi/pulumi-eks@7bf0c1b1:nodejs/eks/cluster/cluster.ts:
+            # 548-570, 2120-2121, 2196-2198). On a cluster created with them, the change is an in-place update of its
+            # security groups (UpdateClusterConfig; terraform-provider-aws 5.25.0 made vpc_config.security_group_ids
+            # updatable).
+            skip_default_security_groups=True,
             vpc_id=vpc_id,
             private_subnet_ids=private_subnets,
             public_subnet_ids=subnet_ids(plan.public_subnets) or None,
@@ -176,8 +184,9 @@ class EksCluster(pulumi.ComponentResource):
             encryption_config_key_arn=self.secrets_key.arn,
             enabled_cluster_log_types=CONTROL_PLANE_LOGS,
             create_oidc_provider=False,
-            # Without pulumi-eks's default node group its coredns and kube-proxy options fall back to self-managed
-            # deployments (pulumi_eks CoreDnsAddonOptions docstring); the EKS add-ons are declared below instead.
+            # pulumi-eks would add a kube-proxy add-on of its own (on unless Auto Mode, its version the newest for the
+            # cluster's: cluster.ts:764-796) and a coredns one only with its default node group (1175-1185). Both off:
+            # every EKS add-on is declared once, below, with one conflict policy and one version rule (_addons).
             coredns_addon_options={"enabled": False},
             kube_proxy_addon_options={"enabled": False},
             # One vpc-cni add-on, declared with the other EKS add-ons below (one conflict policy, one place to
@@ -191,9 +200,10 @@ class EksCluster(pulumi.ComponentResource):
             tags={labels.STACK_TAG: stack.name, labels.ENVIRONMENT_TAG: stack.config.environment.value},
             opts=protected)
 
-        # pulumi-eks's control-plane security group admits only its nodes on 443 (pulumi/pulumi-eks@v4.3.0:nodejs/eks/
-        # nodes/securitygroup.ts:188-199), and a private endpoint takes a client only if a group admits it (EKS user
-        # guide, clusters/cluster-endpoint.adoc, "Accessing a private only API server").
+        # EKS's cluster security group admits only its own members, the control plane's interfaces and the managed
+        # nodes (sec-group-reqs.html, "Default cluster security group"), and a private endpoint takes a client only
+        # if a group admits it (EKS user guide, clusters/cluster-endpoint.adoc, "Accessing a private only API
+        # server"). The nodes share the group, so they are open on 443 to these CIDRs too.
         self.deployer_rule: aws.ec2.SecurityGroupRule | None = None
         if config.deployer_cidrs:
             self.deployer_rule = aws.ec2.SecurityGroupRule(
@@ -208,7 +218,7 @@ class EksCluster(pulumi.ComponentResource):
             ami_type=system.ami_type, subnet_ids=private_subnets,
             scaling_config=_scaling(system.scaling),
             labels=dict([labels.SYSTEM_NODE_LABEL]), disk_size=system.disk_size, opts=child)
-        self._addons(name, system_group, child)
+        self._addons(config, system_group, child)
 
         self.system_node_group = system_group
         self.gpu_node_groups: list[pulumi.Resource] = []
@@ -216,6 +226,12 @@ class EksCluster(pulumi.ComponentResource):
             group_name = names.node_group(name, group.name)
             settings = nodes.launch_template_settings(group)
             template = _launch_template(group_name, group, settings, child)
+            # Protected as the stack is, save for the up that replaces or removes the group (allowReplacement):
+            # the engine refuses to replace a resource protected before and after, and allows unprotecting and
+            # replacing in one update (pulumi/pulumi pkg/resource/deploy/step_generator.go, "we do allow
+            # unprotecting and replacing to happen in a single update cycle": `new.Protect && old.Protect`).
+            group_protected = pulumi.ResourceOptions.merge(
+                child, pulumi.ResourceOptions(protect=protect and not group.allow_replacement))
             self.gpu_node_groups.append(eks.ManagedNodeGroup(
                 # A name prefix (EKS adds a suffix) lets a replacement group be created before the old one goes;
                 # the version is explicit because pulumi-eks copies it only when no launch template is given.
@@ -235,20 +251,25 @@ class EksCluster(pulumi.ComponentResource):
                 taints=[{"key": t.key, "value": t.value, "effect": nodes.EKS_TAINT_EFFECTS[t.effect.value]}
                         for t in nodes.node_taints(group)],
                 launch_template={"id": template.id, "version": template.latest_version.apply(str)},
-                opts=protected))
+                opts=group_protected))
 
         # Its credentials reach the cluster as admin: a secret wherever it flows (state, outputs, the provider).
         self.kubeconfig: pulumi.Output[str] = pulumi.Output.secret(self.cluster.kubeconfig_json)
         self.register_outputs({"kubeconfig": self.kubeconfig})
 
-    def _addons(self, name: str, system_group: pulumi.Resource, opts: pulumi.ResourceOptions) -> None:
-        """The usual EKS add-ons, adopting the self-managed copies EKS installs at creation (OVERWRITE).
+    def _addons(self, config: Cluster, system_group: pulumi.Resource, opts: pulumi.ResourceOptions) -> None:
+        """The usual EKS add-ons, adopting the self-managed copies EKS installs at creation (OVERWRITE), each at its
+        pinned version or EKS's default one for the stack's kubernetesVersion: EKS updates no add-on with the
+        cluster, so a version bump updates them here, after the control plane they depend on.
 
         coredns waits for the system node group: its pods need a node to become healthy.
         """
-        for addon in EKS_ADDONS:
+        for addon in eks_facts.EKS_ADDONS:
             after: list[pulumi.Resource] = [self.cluster, system_group] if addon == "coredns" else [self.cluster]
-            aws.eks.Addon(f"{name}-{addon}", cluster_name=name, addon_name=addon,
+            version: pulumi.Input[str] = config.addon_versions.get(addon) or aws.eks.get_addon_version_output(
+                addon_name=addon, kubernetes_version=config.kubernetes_version, most_recent=False,
+                opts=pulumi.InvokeOutputOptions(provider=self.aws_provider)).version
+            aws.eks.Addon(f"{config.name}-{addon}", cluster_name=config.name, addon_name=addon, addon_version=version,
                           resolve_conflicts_on_create="OVERWRITE", resolve_conflicts_on_update="PRESERVE",
                           opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=after)))
 

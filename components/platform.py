@@ -8,6 +8,7 @@ import pulumi
 from components.cluster import cluster_access
 from components.dra import DeviceClasses, TeamResources
 from components.driver import GpuDrivers
+from gpu_dra.core.config.deploy_time import placeholders
 from gpu_dra.core.config.models import Stack
 
 # What a run from outside the VPC of a private-only endpoint leaves for the next one (deployFrom.network: outside).
@@ -18,6 +19,8 @@ IN_CLUSTER_LAYER_DEFERRED = ("not declared: this up runs outside the VPC (gpu-dr
 
 
 def build(stack: Stack) -> None:
+    for finding in placeholders(stack):  # a real `pulumi up` stopped before this (__main__.py)
+        pulumi.log.warn(f"{finding}; `pulumi up` refuses it")
     access, outputs = cluster_access(stack)
     for key, value in outputs.items():
         pulumi.export(key, value)

@@ -85,7 +85,8 @@ def test_a_new_vpc_behind_a_private_endpoint_must_say_where_pulumi_up_runs(proje
 def test_an_existing_vpc_behind_a_private_endpoint_must_name_the_runner_network(project: Project) -> None:
     project.edit_stack("prod", lambda c: _cluster(c).pop("deployFrom"))
     [finding] = refused(project, "prod")
-    assert finding.path == "gpu-dra:cluster.endpoint" and "security group admits only the nodes" in finding.message
+    assert finding.path == "gpu-dra:cluster.endpoint"
+    assert "security group admits only the control plane and the nodes" in finding.message
     assert "cidrs:" in finding.message
 
     project.edit_stack("prod", lambda c: _cluster(c).update(deployFrom={"network": "vpc"}))
@@ -143,9 +144,10 @@ def test_outside_declares_the_aws_layer_only(project: Project) -> None:
 
 @pytest.mark.parametrize(("stack", "cidrs"), [("dev", ["10.40.0.0/16"]), ("prod", ["10.20.8.0/24"])])
 def test_inside_the_vpc_the_control_plane_admits_the_runner(stack: str, cidrs: list[str]) -> None:
-    """A new VPC's own block by default, the listed networks with an existing VPC: on 443, in the control plane's
-    security group (pulumi-eks's admits only the nodes). The Kubernetes provider waits for the rule: in the up after
-    an `outside` one its kubeconfig is known from the start, and it reads the cluster when it is configured."""
+    """A new VPC's own block by default, the listed networks with an existing VPC: on 443, in EKS's cluster security
+    group (otherwise it admits only the control plane and the nodes). The Kubernetes provider waits for the rule: in
+    the up after an `outside` one its kubeconfig is known from the start, and it reads the cluster when it is
+    configured."""
     run = program(ROOT, stack)
     [rule] = [r for r in run.resources if r.type == DEPLOYER_RULE]
     assert rule.inputs["type"] == "ingress" and rule.inputs["protocol"] == "tcp"

@@ -63,11 +63,11 @@ def test_every_aws_type_a_stack_declares_has_its_actions(stack: str) -> None:
 
     values, located = stack_values(ROOT, stack)
     run = run_program(ROOT, stack, values, build_stack(ROOT, stack, values, located))
-    types = declared_types((r.type, r.inputs) for r in run.resources)
+    types = declared_types((r.type, r.inputs) for r in run.resources) | set(run.invokes)
     assert permissions.unmapped(types) == []
-    # the program's own resources and the children pulumi-eks registers for them
+    # the program's own resources and invokes, and the children pulumi-eks registers for them
     assert {"aws:kms/key:Key", "aws:iam/role:Role", "aws:ec2/launchTemplate:LaunchTemplate", "aws:eks/addon:Addon",
-            "aws:eks/cluster:Cluster", "aws:eks/nodeGroup:NodeGroup", "aws:ec2/securityGroup:SecurityGroup",
+            "aws:eks/getAddonVersion:getAddonVersion", "aws:eks/cluster:Cluster", "aws:eks/nodeGroup:NodeGroup",
             "aws:eks/accessEntry:AccessEntry"} <= types
 
 
@@ -111,6 +111,9 @@ def test_pulumi_eks_children_follow_the_components_inputs() -> None:
     bare = component_children(permissions.CLUSTER, {})
     assert permissions.ACCESS_ENTRY not in bare
     assert {permissions.ADDON, permissions.ADDON_VERSION} <= set(bare)  # pulumi-eks's own vpc-cni add-on
+    groups = {permissions.SECURITY_GROUP, permissions.SECURITY_GROUP_RULE}
+    assert groups <= set(bare) and not groups & set(component_children(permissions.CLUSTER, {
+        "skipDefaultSecurityGroups": True}))
     assert component_children(permissions.MANAGED_NODE_GROUP, {}) == [permissions.NODE_GROUP]
     assert declared_types([("kubernetes:core/v1:Namespace", {}), ("pulumi:providers:kubernetes", {})]) == set()
     assert permissions.policy_document(set()) == {"Version": "2012-10-17", "Statement": []}

@@ -895,3 +895,18 @@ def test_dra_claim_satisfiable_judges_with_the_stacks_own_scheduler(version: str
     rules._fleet_reports.cache_clear()
     run_rules(happy_resources(kubernetes_version=version), {"environment": "dev"})
     assert used and all(features == features_for(Target(version)) for features in used), used
+
+
+def test_a_gpu_group_being_replaced_in_prod_is_unprotected_for_that_change(project: Project) -> None:
+    """allowReplacement lifts protect from that group alone, and eks-hardening accepts it there: the engine refuses to
+    replace a resource protected before and after an update, so a protected group's replacement would fail the up."""
+    project.edit_stack("prod", lambda c: named(c["gpu-dra:nodeGroups"], "h100").update(allowReplacement=True))
+    run = program(project.root, "prod")
+    protected = {r.name: r.protect for r in run.by_type("eks:index:ManagedNodeGroup") if r.name != "gpu-prod-system"}
+    assert protected.pop("gpu-prod-h100") is False and protected and all(protected.values())
+    found = [v.finding for v in check_stack(project.root, "prod", TODAY_CONFIG)]
+    assert [f for f in found if f.rule == "eks-hardening"] == []
+
+    # the same unprotected group judged with the repository's prod config, which does not allow its replacement
+    assert placed(pack_findings(run, "prod")["eks-hardening"]) == [
+        ("eks-hardening", registered(run, NODE_GROUP_TYPE, "gpu-prod-h100"), "")]

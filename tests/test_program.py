@@ -364,6 +364,86 @@ def test_eks_addons_are_managed() -> None:
     assert cluster["corednsAddonOptions"] == {"enabled": False}  # no second, self-managed coredns
 
 
+def _addon_versions(run: ProgramRun) -> dict[str, str]:
+    return {r.inputs["addonName"]: r.inputs["addonVersion"] for r in run.by_type("aws:eks/addon:Addon")}
+
+
+def test_eks_addons_follow_the_kubernetes_version(project: Project) -> None:
+    """EKS updates no add-on with the cluster: each add-on is set to EKS's default version for the stack's
+    kubernetesVersion (aws.eks.getAddonVersion, whose answer the mocks spell out), so raising it updates them; a
+    pinned version is taken as written."""
+    values, _ = stack_values(project.root, "dev")
+    run = run_program(project.root, "dev", values)
+    assert _addon_versions(run) == {addon: f"(EKS's default {addon} for Kubernetes 1.35, looked up by pulumi up)"
+                                    for addon in ("vpc-cni", "kube-proxy", "coredns", "eks-pod-identity-agent")}
+    assert run.invokes == ["aws:eks/getAddonVersion:getAddonVersion"]
+
+    def upgrade_and_pin(config: dict[str, Any]) -> None:
+        config["gpu-dra:cluster"].update(kubernetesVersion="1.36", addonVersions={"coredns": "v1.12.4-eksbuild.1"})
+    project.edit_stack("dev", upgrade_and_pin)
+    values, _ = stack_values(project.root, "dev")
+    versions = _addon_versions(run_program(project.root, "dev", values))
+    assert versions.pop("coredns") == "v1.12.4-eksbuild.1"
+    assert versions == {addon: f"(EKS's default {addon} for Kubernetes 1.36, looked up by pulumi up)"
+                        for addon in ("vpc-cni", "kube-proxy", "eks-pod-identity-agent")}
+
+
+def test_the_cluster_uses_eks_security_group_alone() -> None:
+    """pulumi-eks's own cluster and node security groups serve only self-managed nodes; managed node groups use EKS's
+    cluster security group, which is where the deployer's rule goes (pulumi-eks reports it as clusterSecurityGroupId
+    once its own are skipped)."""
+    for stack in STACKS:
+        assert program(stack).by_type("eks:index:Cluster")[0].inputs["skipDefaultSecurityGroups"] is True
+
+
+def test_documentation_accounts_are_warned_about_in_a_preview_and_refused_by_pulumi_up(
+        project: Project, capsys: pytest.CaptureFixture[str]) -> None:
+    """The repository's stacks carry AWS's documentation accounts as placeholders: a preview says which entries to
+    replace; `pulumi up` stops before registering anything, where CreateAccessEntry would fail after the cluster is
+    created."""
+    values, _ = stack_values(project.root, "dev")
+    run_program(project.root, "dev", values)
+    warned = [line for line in capsys.readouterr().err.splitlines() if "example account" in line]
+    assert len(warned) == 3 and all(
+        f"stacks/Pulumi.dev.yaml: gpu-dra:cluster.accessEntries[{i}].principalArn: " in line
+        and line.endswith("`pulumi up` refuses it") for i, line in enumerate(warned))
+
+    with pytest.raises(SystemExit) as stopped:
+        run_program(project.root, "dev", values, deploy=True)
+    refused = capsys.readouterr().err
+    assert stopped.value.code == 2 and "Traceback" not in refused
+    assert refused.count("an example account of AWS's documentation") == 3
+
+    def own_account(config: dict[str, Any]) -> None:
+        for entry in config["gpu-dra:cluster"]["accessEntries"]:
+            entry["principalArn"] = entry["principalArn"].replace("111122223333", "210987654321")
+    project.edit_stack("dev", own_account)
+    values, _ = stack_values(project.root, "dev")
+    deployed = run_program(project.root, "dev", values, deploy=True)
+    assert deployed.by_type("aws:eks/addon:Addon") and "example account" not in capsys.readouterr().err
+
+
+def test_a_pulumi_cli_older_than_the_first_preview_needs_is_refused(monkeypatch: pytest.MonkeyPatch,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """Before 3.130.0 the engine refuses the unknown provider every Kubernetes object has in a first preview: the
+    program asks the engine for its version first and says what to do (no engine to ask under gpu-dra's mocks)."""
+    asked: list[str] = []
+
+    def engine_answer(version_range: str) -> None:
+        asked.append(version_range)
+        raise Exception("Pulumi CLI version 3.120.0 does not satisfy the version range \">=3.130.0\"")
+
+    monkeypatch.setattr(pulumi, "require_pulumi_version", engine_answer)
+    values, _ = stack_values(ROOT, "dev")
+    run_program(ROOT, "dev", values)  # gpu-dra's own preview: no engine, not asked
+    assert asked == []
+    with pytest.raises(SystemExit) as stopped:
+        run_program(ROOT, "dev", values, deploy=True)
+    assert stopped.value.code == 2 and asked == [">=3.130.0"]
+    assert "gpu-dra needs the Pulumi CLI 3.130.0 or later (Pulumi CLI version 3.120.0 does not satisfy" in (
+        capsys.readouterr().err)
+
+
 @pytest.mark.parametrize("stack", STACKS)
 def test_the_cluster_has_one_vpc_cni_addon(stack: str) -> None:
     """pulumi-eks adds its own vpc-cni add-on unless useDefaultVpcCni is set (or, unset, under auto mode:

@@ -147,6 +147,9 @@ def pack_config(stack: Stack, root: Path | None = None, team_files: Mapping[str,
     if workloads:  # only the rule that places them reads them
         sections[policy.migration.RULE]["legacyWorkloads"] = workloads
     sections["admin-access-restricted"]["adminNamespaces"] = sorted(t.namespace_name for t in stack.teams if t.admin)
+    replaceable = [group.name for group in config.node_groups if group.allow_replacement]
+    if replaceable:
+        sections["eks-hardening"]["allowReplacement"] = replaceable
     kept = sections[policy.namespaces.RULE]
     kept["protectTeamNamespaces"] = config.protects_team_namespaces
     if namespaces_before is not None:

@@ -34,6 +34,7 @@ import pulumi
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import resource as pulumi_resource
 from pulumi.runtime import rpc
+from pulumi.runtime import settings as pulumi_settings
 from pulumi.runtime._callbacks import _CallbackServicer
 from pulumi.runtime.proto import resource_pb2, source_pb2
 from pulumi.runtime.settings import get_project, get_root_resource, get_stack, set_root_resource
@@ -43,6 +44,7 @@ from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
 from gpu_dra.core.config.loader import SECRET_PLACEHOLDER, build_stack, stack_values
 from gpu_dra.core.config.models import Stack
 from gpu_dra.core.data import plain
+from gpu_dra.core.facts import pulumi_types
 from gpu_dra.core.yamlsource import collector_paused
 
 PROJECT = "gpu-dra"
@@ -101,6 +103,7 @@ class ProgramRun:
     stack: str
     resources: list[Registration] = field(default_factory=list)
     outputs: dict[str, Any] = field(default_factory=dict)
+    invokes: list[str] = field(default_factory=list)  # the functions (data sources) the program called, by token
 
     def by_type(self, type_: str) -> list[Registration]:
         return [r for r in self.resources if r.type == type_]
@@ -125,8 +128,20 @@ class _Mocks(pulumi.runtime.Mocks):
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
         return f"{args.name}-id", mock_outputs(args.typ, args.name, args.inputs)
 
-    def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], None]:
-        return {}, None
+    def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+        if args.token == pulumi_types.ADDON_VERSION:  # what EKS answers is unknowable offline: say so in the value
+            addon, version = args.args.get("addonName"), args.args.get("kubernetesVersion")
+            return {"id": addon, "addonName": addon, "kubernetesVersion": version,
+                    "version": f"(EKS's default {addon} for Kubernetes {version}, looked up by pulumi up)"}, []
+        return {}, []
+
+
+class _Engine(pulumi_mocks.MockEngine):
+    """Pulumi's mock engine, which logs, and answers a deploy's version check (components/engine_config.py) as a
+    CLI recent enough would: what a real engine answers is its own."""
+
+    def RequirePulumiVersion(self, request: Any) -> None:  # noqa: N802 - gRPC method name
+        return None
 
 
 class RecordingMonitor(pulumi_mocks.MockMonitor):
@@ -135,6 +150,11 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
     def __init__(self, mocks: pulumi.runtime.Mocks):
         super().__init__(mocks)
         self.registrations: list[Registration] = []
+        self.invokes: set[str] = set()
+
+    def Invoke(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
+        self.invokes.add(request.tok)
+        return super().Invoke(request)
 
     def GetDeploymentInfo(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
         info = super().GetDeploymentInfo(request)
@@ -252,9 +272,11 @@ def engine_config(values: dict[str, Any]) -> dict[str, str]:
     return {key: value if isinstance(value, str) else json.dumps(value) for key, value in values.items()}
 
 
-def run_program(root: Path, stack: str, config: dict[str, Any], validated: Stack | None = None) -> ProgramRun:
+def run_program(root: Path, stack: str, config: dict[str, Any], validated: Stack | None = None,
+                deploy: bool = False) -> ProgramRun:
     """Run `<root>/__main__.py` for `stack` with `config` (`gpu-dra:key` -> value) under mocks. `validated`: the
-    Stack the caller already loaded from that config, handed to the program so it is not validated twice."""
+    Stack the caller already loaded from that config, handed to the program so it is not validated twice. The run is
+    a preview, as the program sees it, unless `deploy`: then it runs as `pulumi up` runs it after its preview."""
     pulumi.runtime.set_all_config(engine_config(config),
                                   [key for key, value in config.items() if value == SECRET_PLACEHOLDER])
     mocks = _Mocks()
@@ -262,10 +284,12 @@ def run_program(root: Path, stack: str, config: dict[str, Any], validated: Stack
     set_root_resource(None)  # type: ignore[arg-type]  # a fresh root stack per run, so runs never share outputs
     pulumi.runtime.set_mocks(mocks, project=PROJECT, stack=stack, preview=False, monitor=monitor,
                              logger=_program_log())
+    pulumi_settings.SETTINGS.engine = _Engine(_program_log())
     program = str(root / "__main__.py")
 
     def program_main() -> None:
-        runpy.run_path(program, run_name="__main__", init_globals={"VALIDATED_STACK": validated})
+        runpy.run_path(program, run_name="__main__",
+                       init_globals={"VALIDATED_STACK": validated, "OFFLINE_PREVIEW": not deploy})
 
     # No collection inside a run, and what the first run of a process leaves (the SDKs' modules the program imports,
     # a million objects that live to the end) is moved out of the collector's sight: it scanned them again and again,
@@ -279,7 +303,7 @@ def run_program(root: Path, stack: str, config: dict[str, Any], validated: Stack
         root_stack = get_root_resource()
         outputs = _sync_await(_exported(getattr(root_stack, "outputs", None) or {}))
     resources = sorted(monitor.registrations, key=lambda r: r.urn)
-    return ProgramRun(stack=stack, resources=resources, outputs=plain(outputs))
+    return ProgramRun(stack=stack, resources=resources, outputs=plain(outputs), invokes=sorted(monitor.invokes))
 
 
 def run_program_offline(root: Path, stack: str) -> ProgramRun:

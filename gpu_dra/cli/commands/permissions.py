@@ -49,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
         cluster = stack.config.cluster
         where[name] = f"cluster {cluster.name} in {cluster.region}" if cluster.region else f"cluster {cluster.name}"
         program = run_program(root, name, values, stack)
-        for type_ in permissions.declared_types((r.type, r.inputs) for r in program.resources):
+        for type_ in permissions.declared_types((r.type, r.inputs) for r in program.resources) | set(program.invokes):
             declared.setdefault(type_, set()).add(name)
     if problems:
         raise ConfigError(problems)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from gpu_dra.cli.manifest_files import OUT_HELP, FolderError, kubernetes_objects, write_manifests
 from gpu_dra.cli.offline import ProgramRun, Registration, run_program_offline
+from gpu_dra.cli.output_folder import MANIFESTS, check_folder
 from gpu_dra.cli.process import EXIT_OK, UsageError
 from gpu_dra.cli.project import project_root
 from gpu_dra.cli.text import shown
@@ -46,6 +47,15 @@ def _tree_lines(program: ProgramRun) -> list[str]:
     return lines
 
 
+def folder_taken(out: Path) -> None:
+    """A usage error when `out` cannot take the manifests (a file, a name too long, a folder of the user's): said
+    before the program runs, not after its warnings and a second or two, as the write checks again."""
+    try:
+        check_folder(out, MANIFESTS)
+    except FolderError as error:
+        raise UsageError(str(error)) from None
+
+
 def write(program: ProgramRun, out: Path) -> list[Path]:
     """The run's Kubernetes objects into `out`; a file of the user's in the way is a usage error."""
     try:
@@ -56,8 +66,9 @@ def write(program: ProgramRun, out: Path) -> list[Path]:
 
 def run(args: argparse.Namespace) -> int:
     root = project_root(args)
-    program = run_program_offline(root, args.stack)
     out = Path(args.out).resolve() if args.out else root / "build" / args.stack
+    folder_taken(out)
+    program = run_program_offline(root, args.stack)
     written = write(program, out)
     if args.format == "json":
         print(json.dumps({"stack": args.stack, "resources": [

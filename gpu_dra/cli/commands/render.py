@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from gpu_dra.cli.commands.preview import write
+from gpu_dra.cli.commands.preview import folder_taken, write
 from gpu_dra.cli.manifest_files import OUT_HELP
 from gpu_dra.cli.offline import run_program_offline
 from gpu_dra.cli.process import EXIT_OK
@@ -25,8 +25,9 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     root = project_root(args)
-    program = run_program_offline(root, args.stack)
     out = Path(args.out).resolve()
+    folder_taken(out)
+    program = run_program_offline(root, args.stack)
     for path in write(program, out):
         print(shown(path, Path.cwd()))
     return EXIT_OK

@@ -31,6 +31,8 @@ EXTRA_EXAMPLES: dict[tuple[str, str], Any] = {
     ("Cluster", "kubeconfig"): {"path": "~/.kube/config", "context": "gpu-lab"},
     ("Cluster", "featureGates"): {"DRAConsumableCapacity": True},
     ("Cluster", "protect"): True,
+    ("Cluster", "addonVersions"): {"coredns": "v1.12.4-eksbuild.1"},
+    ("NodeGroup", "allowReplacement"): True,
     ("Networking", "publicSubnetIds"): ["subnet-0aa1bb2cc3dd4ee61", "subnet-0aa1bb2cc3dd4ee62"],
     ("KubeconfigSource", "path"): "~/.kube/config",
     ("KubeconfigSource", "context"): "gpu-lab",

@@ -299,8 +299,9 @@ def deployer_reaches_endpoint(parts: StackParts) -> Problems:
     Kubernetes object and both charts fail; no provider option helps (skipUpdateUnreachable skips only Check and
     Read: provider.go:1172-1183, 1928-1937). A private-only endpoint is reached from inside the VPC or a connected
     network alone, and only from addresses the control plane's security groups admit on 443 (EKS user guide,
-    clusters/cluster-endpoint.adoc, "Accessing a private only API server"), which pulumi-eks's do for its nodes only
-    (pulumi/pulumi-eks@v4.3.0:nodejs/eks/cluster/cluster.ts:551-569, nodejs/eks/nodes/securitygroup.ts:188-199).
+    clusters/cluster-endpoint.adoc, "Accessing a private only API server"); EKS's cluster security group, the
+    only one the program gives the cluster (skipDefaultSecurityGroups), admits its own members alone: the control
+    plane and the managed nodes (EKS user guide, sec-group-reqs.html).
     So a private-only endpoint needs `deployFrom`: a VPC this stack creates has nothing inside it on the first up."""
     if not parts.has("cluster.platform", "cluster.endpoint", "cluster.networking", "cluster.deploy_from"):
         return
@@ -323,11 +324,11 @@ def deployer_reaches_endpoint(parts: StackParts) -> Problems:
         else:
             yield KeyProblem("cluster", ("endpoint",), (
                 "the API endpoint is private only: `pulumi up` reaches it from inside the VPC (or a network "
-                "connected to it) alone, and the control plane's security group admits only the nodes, so the "
-                "first up would fail the DRA driver, the DeviceClasses and every team's objects once the cluster "
-                "exists. Say where `pulumi up` runs with gpu-dra:cluster.deployFrom: `deployFrom: {network: vpc, "
-                "cidrs: [<the private CIDRs of your runner, bastion or VPN>]}` (admitted on port 443), or "
-                f"`deployFrom: {{network: outside}}` to create the AWS layer only; {public}. See {_FIRST_UP}"))
+                "connected to it) alone, and the cluster security group admits only the control plane and the nodes, "
+                "so the first up would fail the DRA driver, the DeviceClasses and every team's objects once the "
+                "cluster exists. Say where `pulumi up` runs with gpu-dra:cluster.deployFrom: `deployFrom: "
+                "{network: vpc, cidrs: [<the private CIDRs of your runner, bastion or VPN>]}` (admitted on port "
+                f"443), or `deployFrom: {{network: outside}}` to create the AWS layer only; {public}. See {_FIRST_UP}"))
         return
     if deploy_from is None or deploy_from.network is not DeployerNetwork.vpc:
         return

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime
 from dataclasses import dataclass
+from typing import Literal, get_args
 
 _CALENDAR = "awsdocs/amazon-eks-user-guide@01385604:latest/ug/versioning/kubernetes-versions.adoc"
 
@@ -68,3 +69,26 @@ RESERVED_NODE_GROUP_KEY_PREFIXES = ("kubernetes.io/", "k8s.io/", "eks.amazonaws.
 def reserved_key_prefix(key: str) -> str | None:
     """The reserved prefix a managed node group's label or taint key contains, or None."""
     return next((prefix for prefix in RESERVED_NODE_GROUP_KEY_PREFIXES if prefix in key), None)
+
+
+# The EKS add-ons every gpu-dra cluster runs as managed add-ons. "Amazon EKS doesn't automatically update an add-on
+# when new versions are released or after you update your cluster to a new Kubernetes minor version"
+# (https://docs.aws.amazon.com/eks/latest/userguide/updating-an-add-on.html), so unless pinned (cluster.addonVersions)
+# each follows the stack's kubernetesVersion: the program asks EKS for the add-on's default version for it
+# (aws.eks.getAddonVersion, DescribeAddonVersions).
+AddonName = Literal["vpc-cni", "kube-proxy", "coredns", "eks-pod-identity-agent"]
+EKS_ADDONS: tuple[AddonName, ...] = get_args(AddonName)
+
+
+# Account IDs AWS's documentation uses in its examples: 111122223333 and 444455556666 throughout the EKS and IAM user
+# guides (the EKS access-entry pages' principal ARNs: https://docs.aws.amazon.com/eks/latest/userguide/
+# creating-access-entries.html), 123456789012 in ARN examples, 012345678901 in the Account Management reference
+# (https://docs.aws.amazon.com/accounts/latest/reference/manage-acct-identifiers.html). Copied into a stack, an
+# access entry for one fails CreateAccessEntry halfway through the first `pulumi up`, after the cluster exists.
+DOCUMENTATION_ACCOUNT_IDS = frozenset({"111122223333", "444455556666", "123456789012", "012345678901"})
+
+
+def documentation_account(arn: str) -> str | None:
+    """The documentation example account an IAM ARN (arn:aws:iam::<account>:...) names, or None."""
+    parts = arn.split(":")
+    return parts[4] if len(parts) > 5 and parts[4] in DOCUMENTATION_ACCOUNT_IDS else None

@@ -8,6 +8,9 @@ pulumi/pulumi-kubernetes@94977969d (kubernetes:*), pulumi/pulumi@1b5949891b (pul
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 # pulumi-eks's components.
 CLUSTER = "eks:index:Cluster"
 MANAGED_NODE_GROUP = "eks:index:ManagedNodeGroup"
@@ -45,3 +48,12 @@ def kubernetes_type(api_version: str, kind: str) -> str:
 def is_kubernetes_object(type_: str) -> bool:
     """A Kubernetes object's token, not one of pulumi-kubernetes's components (Helm charts, YAML files)."""
     return type_.startswith("kubernetes:") and not type_.startswith(("kubernetes:helm.sh/", "kubernetes:yaml/"))
+
+
+def default_security_groups(inputs: Mapping[str, Any]) -> bool:
+    """Whether pulumi-eks's Cluster, given these inputs, creates its own cluster and node security groups (with their
+    rules): unless skipDefaultSecurityGroups, which defaults to auto mode (pulumi/pulumi-eks@7bf0c1b1:nodejs/eks/
+    cluster/cluster.ts:548, 2120)."""
+    skip = inputs.get("skipDefaultSecurityGroups")
+    auto_mode = inputs.get("autoMode")
+    return not (skip if skip is not None else isinstance(auto_mode, Mapping) and auto_mode.get("enabled"))

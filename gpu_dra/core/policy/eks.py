@@ -21,6 +21,8 @@ from gpu_dra.core.policy.resources import (
 )
 
 _PROTECT_IT = "set the resource option protect"
+_PROTECT_GROUP = ("set the resource option protect; to replace or remove the group, set its allowReplacement for "
+                  "that change instead (stacks' nodeGroups[].allowReplacement)")
 
 
 def _endpoint(resource: Resource) -> list[Finding]:
@@ -68,9 +70,10 @@ def eks_hardening(resource: Resource, context: Context) -> list[Finding]:
         labels = props.get("labels")
         if labels is UNKNOWN:
             return [not_judged("eks-hardening", resource, "whether it is a GPU group", ["labels"])]
-        if isinstance(labels, Mapping) and NODE_GROUP_LABEL in labels and not resource.protect:
+        if (isinstance(labels, Mapping) and NODE_GROUP_LABEL in labels and not resource.protect
+                and labels[NODE_GROUP_LABEL] not in context.replaceable_node_groups):
             return [error("eks-hardening", f"GPU node group {labels[NODE_GROUP_LABEL]} is not protected against "
-                          "deletion", resource, fix=_PROTECT_IT)]
+                          "deletion", resource, fix=_PROTECT_GROUP)]
     return []
 
 

@@ -134,6 +134,9 @@ class Context:
     # `gpu-dra check --base` writes them; None when no base was given. And whether the stack protects them.
     namespaces_before: list[Mapping[str, Any]] | None = None
     protect_team_namespaces: bool = False
+    # The GPU node groups whose protection the stack lifts for the up that replaces or removes them
+    # (nodeGroups[].allowReplacement), as pack_config writes them.
+    replaceable_node_groups: frozenset[str] = frozenset()
 
     def pool_specs(self) -> list[GroupSpec]:
         return [GroupSpec(str(p["name"]), str(p.get("instanceType") or ""), int(p.get("maxNodes") or 0),
@@ -198,7 +201,9 @@ def context_from(config: Mapping[str, Any]) -> Context:
                    [k for k in config.get("platformKeys") or [] if isinstance(k, Mapping) and "key" in k],
                    [n for n in before if isinstance(n, Mapping) and "team" in n and "namespace" in n]
                    if isinstance(before := config.get("namespacesBefore"), list) else None,
-                   bool(config.get("protectTeamNamespaces")))
+                   bool(config.get("protectTeamNamespaces")),
+                   frozenset(str(g) for g in groups) if isinstance(groups := config.get("allowReplacement"), list)
+                   else frozenset())
 
 
 def error(rule: str, message: str, resource: Resource | None, path: str = "", fix: str | None = None,

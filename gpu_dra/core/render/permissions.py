@@ -39,6 +39,7 @@ from gpu_dra.core.facts.pulumi_types import (
     ROLE_POLICY_ATTACHMENT,
     SECURITY_GROUP,
     SECURITY_GROUP_RULE,
+    default_security_groups,
 )
 
 _SAR = "https://docs.aws.amazon.com/service-authorization/latest/reference/"
@@ -210,13 +211,15 @@ AT_CREATION: tuple[OnBehalf, ...] = (
 
 def component_children(type_: str, inputs: Mapping[str, Any]) -> list[str]:
     """The AWS types a pulumi-eks component's Construct registers (and invokes), for the options the program
-    sets: its own service role and security groups, never a default node group or an OIDC provider
-    (components/cluster.py sets skipDefaultNodeGroup and createOidcProvider=False)."""
+    sets: its own service role and, unless skipped, its security groups; never a default node group or an OIDC
+    provider (components/cluster.py sets skipDefaultNodeGroup and createOidcProvider=False)."""
     if type_ == MANAGED_NODE_GROUP:
         return [NODE_GROUP]
     if type_ != CLUSTER:
         return []
-    children = [ROLE, ROLE_POLICY_ATTACHMENT, SECURITY_GROUP, SECURITY_GROUP_RULE, EKS_CLUSTER]
+    children = [ROLE, ROLE_POLICY_ATTACHMENT, EKS_CLUSTER]
+    if default_security_groups(inputs):
+        children += [SECURITY_GROUP, SECURITY_GROUP_RULE]
     entries = inputs.get("accessEntries") or {}
     if entries:
         children.append(ACCESS_ENTRY)

@@ -21,6 +21,8 @@ from gpu_dra.core.facts.gates import DEFAULT_KUBERNETES_VERSION
 from gpu_dra.core.facts.target import Platform
 
 SUPPORTED_KUBERNETES_VERSIONS = ("1.34", "1.35", "1.36")
+# An EKS add-on version as DescribeAddonVersions names it
+AddonVersion = Annotated[str, Field(pattern=r"^v\d+\.\d+\.\d+-eksbuild\.\d+$")]
 
 
 class AccessEntry(Model):
@@ -67,8 +69,8 @@ class DeployFrom(Model):
     cidrs: list[str] = Field(
         default_factory=list,
         description="vpc only: the private CIDRs `pulumi up` and kubectl run from, admitted to the API endpoint on "
-                    "port 443 (pulumi-eks's control-plane security group admits only the nodes); default: newVpc's "
-                    "cidr, required with an existing VPC")
+                    "port 443 (EKS's cluster security group admits only the control plane and the nodes); default: "
+                    "newVpc's cidr, required with an existing VPC")
 
     @field_validator("cidrs")
     @classmethod
@@ -100,6 +102,7 @@ _EKS_ONLY = {
     "deploy_from": "only for platform eks; an existing cluster is reached through its kubeconfig",
     "system_node_group": "only for platform eks; gpu-dra creates no nodes on an existing cluster, and the DRA driver's "
                          "controller runs on any of its Linux nodes",
+    "addon_versions": "only for platform eks; an existing cluster's add-ons are its operator's",
 }
 
 
@@ -161,6 +164,11 @@ class Cluster(Model):
         default_factory=dict, description="Existing clusters only: the gates the cluster runs with",
         json_schema_extra={"propertyNames": {"enum": list(gates.GATES)}})
     protect: bool | None = Field(default=None, description="Protect cluster, key and GPU node groups; default: prod")
+    addon_versions: dict[eks.AddonName, AddonVersion] = Field(
+        default_factory=dict,
+        description="Pin an EKS add-on (vpc-cni, kube-proxy, coredns, eks-pod-identity-agent) to a version such as "
+                    "v1.20.4-eksbuild.2; unpinned, each takes EKS's default version for kubernetesVersion, so raising "
+                    "kubernetesVersion updates it after the control plane")
 
     @field_validator("kubernetes_version", mode="before")
     @classmethod
@@ -205,11 +213,12 @@ class Cluster(Model):
                                                               f"of {region} (e.g. {region}a)")
         return value
 
-    @field_validator("upgrade_policy", "access_entries", "endpoint", "deploy_from", "system_node_group")
+    @field_validator("upgrade_policy", "access_entries", "endpoint", "deploy_from", "system_node_group",
+                     "addon_versions")
     @classmethod
     def _eks_only(cls, value: Any, info: ValidationInfo) -> Any:
         """Keys only an EKS cluster reads, refused one by one on an existing cluster (an empty list is no setting)."""
-        if info.data.get("platform") is Platform.existing and value not in ([], None):
+        if info.data.get("platform") is Platform.existing and value not in ([], {}, None):
             raise ValueError(_EKS_ONLY[str(info.field_name)])
         return value
 

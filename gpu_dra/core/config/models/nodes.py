@@ -112,6 +112,12 @@ class NodeGroup(Model):
                                           "eks.amazonaws.com/")
     taints: list[Taint] = Field(default_factory=list, description="Taints on the nodes; not keys containing a "
                                                                   "prefix EKS reserves, as for labels")
+    allow_replacement: bool = Field(
+        default=False,
+        description="Lift protect from this group for the `pulumi up` that replaces it (a change of instance types, "
+                    "AMI or capacity type, subnets) or removes it: Pulumi refuses to replace or delete a protected "
+                    "resource, and allows unprotecting and replacing in one update. Set it in the change that needs "
+                    "it and remove it in the next one")
 
     @model_validator(mode="after")
     def _consistent(self) -> NodeGroup:

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from gpu_dra.core.data import mapping
-from gpu_dra.core.facts.pulumi_types import ADDON, EKS_CLUSTER, VPC_CNI_ADDON
+from gpu_dra.core.facts.pulumi_types import ADDON, EKS_CLUSTER, VPC_CNI_ADDON, default_security_groups
 from gpu_dra.core.policy.engine.model import EngineModel, digest, uuid
 from gpu_dra.core.policy.engine.urns import child_urn
 from gpu_dra.core.policy.engine.wire import EngineResource, Registered
@@ -68,7 +68,7 @@ def _aws_eks_cluster(model: EngineModel, r: Registered, parent: str) -> EngineRe
     # cluster.ts:551-570: pulumi-eks's own cluster security group unless one is given or defaults are skipped.
     if inputs.get("clusterSecurityGroup"):
         vpc["securityGroupIds"] = [inputs["clusterSecurityGroup"]]
-    elif not inputs.get("skipDefaultSecurityGroups", auto_mode):
+    elif default_security_groups(inputs):
         vpc["securityGroupIds"] = [model.known(facts["clusterSg"])]
     vpc["subnetIds"] = model.unknown_if_new(cluster_subnets(r.inputs))
     for key in ("endpointPrivateAccess", "endpointPublicAccess", "publicAccessCidrs"):  # cluster.ts:701-722
@@ -169,22 +169,23 @@ def _vpc_cni(model: EngineModel, r: Registered, parent: str) -> list[EngineResou
 
 def cluster_outputs(model: EngineModel, r: Registered) -> dict[str, Any]:
     """The 19 outputs pulumi-eks registers (cluster.ts:2301-2321, values from 2183-2212), minus defaultNodeGroup,
-    which is undefined (so omitted) with skipDefaultNodeGroup; a default node group is not modelled. Resource
-    outputs arrive as the resource's ID (custom) or URN (component). In a first preview the values computed by
-    creates are unknown; `core` is one object lifted over them, so wholly unknown."""
+    which is undefined (so omitted) with skipDefaultNodeGroup; a default node group is not modelled. Without its own
+    security groups (skipDefaultSecurityGroups) their outputs are undefined too, and both security group IDs are
+    EKS's cluster security group (2196-2198). Resource outputs arrive as the resource's ID (custom) or URN
+    (component). In a first preview the values computed by creates are unknown; `core` is one object lifted over
+    them, so wholly unknown."""
     inputs, facts = model.rewrite(r.inputs), _cluster_facts(model, r)
     kubeconfig = _kubeconfig(facts)
     oidc_provider_arn = ""
     if inputs.get("createOidcProvider"):
         oidc_provider_arn = model.known(model.arn("iam", "", f"oidc-provider/{facts['oidc'][8:]}"))
+    own_groups = default_security_groups(inputs)
     core: dict[str, Any] = {  # cluster.ts:1266-1290; undefined members omitted
         "vpcId": inputs.get("vpcId", ""),
         "subnetIds": cluster_subnets(inputs),
-        "clusterSecurityGroup": facts["clusterSg"],
         "cluster": facts["name"],
         "endpoint": facts["endpoint"],
-        "nodeGroupOptions": {**{k: inputs[k] for k in ("nodeAssociatePublicIpAddress", "version") if k in inputs},
-                             "nodeSecurityGroup": facts["nodeSg"], "clusterIngressRule": facts["ingressRule"]},
+        "nodeGroupOptions": {k: inputs[k] for k in ("nodeAssociatePublicIpAddress", "version") if k in inputs},
         "kubeconfig": kubeconfig,
         "provider": uuid(f"provider:{r.urn}"),
         "instanceRoles": [],
@@ -192,6 +193,9 @@ def cluster_outputs(model: EngineModel, r: Registered) -> dict[str, Any]:
         "clusterIamRole": facts["roleName"],
         "autoModeNodeRoleName": "",
     }
+    if own_groups:  # cluster.ts:2146-2147 adds the node group's to the options
+        core["clusterSecurityGroup"] = facts["clusterSg"]
+        core["nodeGroupOptions"].update(nodeSecurityGroup=facts["nodeSg"], clusterIngressRule=facts["ingressRule"])
     for key in ("privateSubnetIds", "publicSubnetIds", "tags", "nodeSecurityGroupTags"):
         if inputs.get(key) is not None:
             core[key] = inputs[key]
@@ -202,22 +206,26 @@ def cluster_outputs(model: EngineModel, r: Registered) -> dict[str, Any]:
                                     "resources": ["secrets"]}
     if inputs.get("accessEntries"):
         core["accessEntries"] = list(mapping(inputs["accessEntries"]).values())
+    groups: dict[str, Any] = {  # cluster.ts:2194-2199
+        "clusterIngressRuleId": model.known(facts["ingressRuleId"]) if own_groups else "",
+        "clusterSecurityGroupId": model.known(facts["clusterSg" if own_groups else "eksSg"]),
+        "nodeSecurityGroupId": model.known(facts["nodeSg" if own_groups else "eksSg"]),
+    }
+    if own_groups:
+        groups.update(clusterSecurityGroup=model.known(facts["clusterSg"]),
+                      eksClusterIngressRule=model.known(facts["ingressRule"]),
+                      nodeSecurityGroup=model.known(facts["nodeSg"]))
     return {
+        **groups,
         "autoModeNodeRoleName": "",
-        "clusterIngressRuleId": model.known(facts["ingressRuleId"]),
-        "clusterSecurityGroup": model.known(facts["clusterSg"]),
-        "clusterSecurityGroupId": model.known(facts["clusterSg"]),
         "core": model.known(core),
         "defaultNodeGroupAsgName": "",
         "eksCluster": model.known(facts["name"]),  # the aws:eks/cluster:Cluster's ID: its name
-        "eksClusterIngressRule": model.known(facts["ingressRule"]),
         "fargateProfileId": "",
         "fargateProfileStatus": "",
         "instanceRoles": [],  # no instance role is created with skipDefaultNodeGroup and none given
         "kubeconfig": model.known(kubeconfig),
         "kubeconfigJson": model.known(json.dumps(kubeconfig)),
-        "nodeSecurityGroup": model.known(facts["nodeSg"]),
-        "nodeSecurityGroupId": model.known(facts["nodeSg"]),
         "oidcIssuer": model.known(facts["oidc"].removeprefix("https://")),
         "oidcProviderArn": oidc_provider_arn,
         "oidcProviderUrl": model.known(facts["oidc"]),
