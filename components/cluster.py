@@ -17,6 +17,7 @@ import pulumi_eks as eks
 import pulumi_kubernetes as k8s
 from pulumi.runtime.config import is_config_secret
 
+from components import karpenter
 from gpu_dra.core.config.models import AccessEntry, Cluster, NodeGroup, Scaling, Stack
 from gpu_dra.core.facts import eks as eks_facts
 from gpu_dra.core.facts import labels
@@ -47,6 +48,7 @@ class ClusterAccess:
     # nothing on the cluster is declared.
     provider: k8s.Provider | None
     node_groups: list[pulumi.Resource]  # system and GPU groups: what the charts' pods need to land
+    karpenter: karpenter.KarpenterCluster | None = None  # with gpu-dra:karpenter only
 
 
 class Vpc(pulumi.ComponentResource):
@@ -148,6 +150,7 @@ class EksCluster(pulumi.ComponentResource):
             return [planned[ref] if isinstance(ref, network.Subnet) else ref for ref in refs]
 
         private_subnets = subnet_ids(plan.private_subnets)
+        self.private_subnet_ids = private_subnets
 
         protected = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(protect=protect))
         self.secrets_key = aws.kms.Key(f"{name}-secrets", description=f"EKS secrets envelope encryption for {name}",
@@ -158,13 +161,23 @@ class EksCluster(pulumi.ComponentResource):
                            "Action": "sts:AssumeRole"}]}), opts=child)
         for key, arn in NODE_POLICY_ARNS.items():
             aws.iam.RolePolicyAttachment(f"{name}-node-{key}", role=self.node_role.name, policy_arn=arn, opts=child)
+        access_entries = {e.name: _access_entry(e) for e in config.access_entries}
+        # Karpenter's nodes join as its node role, which needs an access entry of type EC2_LINUX (aws eks
+        # create-access-entry --type EC2_LINUX: aws/karpenter-provider-aws@6213161c website/content/en/preview/
+        # getting-started/adding-karpenter-to-existing-eks/scripts/step15-access-entry.sh); pulumi-eks adds one only
+        # for its own default node group (pulumi/pulumi-eks@7bf0c1b1:nodejs/eks/cluster/cluster.ts:1028-1057).
+        self.karpenter_node_role: aws.iam.Role | None = None
+        if stack.config.karpenter:
+            self.karpenter_node_role = karpenter.node_role(name, child)
+            access_entries[karpenter.NODE_ACCESS_ENTRY] = eks.AccessEntryArgs(
+                principal_arn=self.karpenter_node_role.arn, type=eks.AccessEntryType.EC2_LINUX)
 
         self.cluster = eks.Cluster(
             name,
             name=name,
             version=config.kubernetes_version,
             authentication_mode=eks.AuthenticationMode.API,
-            access_entries={e.name: _access_entry(e) for e in config.access_entries},
+            access_entries=access_entries,
             skip_default_node_group=True,
             # pulumi-eks's own cluster and node security groups serve only its self-managed node groups: managed
             # node groups, with no security group in their launch template, get EKS's cluster security group
@@ -264,14 +277,16 @@ class EksCluster(pulumi.ComponentResource):
 
         coredns waits for the system node group: its pods need a node to become healthy.
         """
+        self.addons: dict[str, aws.eks.Addon] = {}
         for addon in eks_facts.EKS_ADDONS:
             after: list[pulumi.Resource] = [self.cluster, system_group] if addon == "coredns" else [self.cluster]
             version: pulumi.Input[str] = config.addon_versions.get(addon) or aws.eks.get_addon_version_output(
                 addon_name=addon, kubernetes_version=config.kubernetes_version, most_recent=False,
                 opts=pulumi.InvokeOutputOptions(provider=self.aws_provider)).version
-            aws.eks.Addon(f"{config.name}-{addon}", cluster_name=config.name, addon_name=addon, addon_version=version,
-                          resolve_conflicts_on_create="OVERWRITE", resolve_conflicts_on_update="PRESERVE",
-                          opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=after)))
+            self.addons[addon] = aws.eks.Addon(
+                f"{config.name}-{addon}", cluster_name=config.name, addon_name=addon, addon_version=version,
+                resolve_conflicts_on_create="OVERWRITE", resolve_conflicts_on_update="PRESERVE",
+                opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=after)))
 
 
 KUBECONFIG_KEY = "gpu-dra:kubeconfig"
@@ -322,6 +337,13 @@ def cluster_access(stack: Stack) -> tuple[ClusterAccess, dict[str, pulumi.Input]
                                 opts=pulumi.ResourceOptions(additional_secret_outputs=["kubeconfig"]))
         return ClusterAccess(provider, []), {"clusterName": config.name}
     cluster = EksCluster(stack)
+    on_karpenter = None
+    if cluster.karpenter_node_role is not None:
+        on_karpenter = karpenter.KarpenterCluster(
+            name=config.name, region=str(config.region), aws_provider=cluster.aws_provider, cluster=cluster.cluster,
+            node_role=cluster.karpenter_node_role, subnet_ids=cluster.private_subnet_ids,
+            security_group_id=cluster.cluster.cluster_security_group_id, system_node_group=cluster.system_node_group,
+            pod_identity_agent=cluster.addons["eks-pod-identity-agent"])
     outputs: dict[str, pulumi.Input] = {
         "clusterName": config.name,
         "endpoint": cluster.cluster.core.apply(lambda core: core.endpoint),
@@ -329,7 +351,7 @@ def cluster_access(stack: Stack) -> tuple[ClusterAccess, dict[str, pulumi.Input]
         "gpuNodeGroups": nodes.gpu_summary(stack.config),
     }
     if not config.deploys_in_cluster_layer:
-        return ClusterAccess(None, [cluster.system_node_group, *cluster.gpu_node_groups]), outputs
+        return ClusterAccess(None, [cluster.system_node_group, *cluster.gpu_node_groups], on_karpenter), outputs
     # The cluster's name identifies it: with clusterIdentifier set and unchanged, a kubeconfig that changes or is
     # computed (any update of the EKS cluster makes it unknown in preview) updates the provider instead of replacing
     # it and every Kubernetes object with it (https://www.pulumi.com/registry/packages/kubernetes/api-docs/provider/,
@@ -341,4 +363,4 @@ def cluster_access(stack: Stack) -> tuple[ClusterAccess, dict[str, pulumi.Input]
     provider = k8s.Provider("cluster", kubeconfig=_once_the_vpc_exists(stack, cluster), cluster_identifier=config.name,
                             opts=pulumi.ResourceOptions(parent=cluster, additional_secret_outputs=["kubeconfig"],
                                                         depends_on=[r for r in [cluster.deployer_rule] if r]))
-    return ClusterAccess(provider, [cluster.system_node_group, *cluster.gpu_node_groups]), outputs
+    return ClusterAccess(provider, [cluster.system_node_group, *cluster.gpu_node_groups], on_karpenter), outputs

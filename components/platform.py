@@ -8,6 +8,7 @@ import pulumi
 from components.cluster import cluster_access
 from components.dra import DeviceClasses, TeamResources
 from components.driver import GpuDrivers
+from components.karpenter import Karpenter
 from gpu_dra.core.config.deploy_time import placeholders
 from gpu_dra.core.config.models import Stack
 
@@ -24,6 +25,9 @@ def build(stack: Stack) -> None:
     access, outputs = cluster_access(stack)
     for key, value in outputs.items():
         pulumi.export(key, value)
+    if access.karpenter is not None:
+        # Its AWS side belongs to the AWS layer; its charts and NodePools need the provider, as the drivers do.
+        Karpenter(stack.config, access.karpenter, access.provider)
     if access.provider is None:
         pulumi.export("inClusterLayer", IN_CLUSTER_LAYER_DEFERRED)
         return

@@ -114,6 +114,7 @@ def test_outside_takes_no_cidrs_and_existing_clusters_take_no_deploy_from(projec
         config["gpu-dra:cluster"] = {"name": "lab", "platform": "existing", "kubeconfig": {"path": "~/.kube/lab"},
                                      "deployFrom": {"network": "vpc"}}
         config["gpu-dra:nodeGroups"] = []
+        config.pop("gpu-dra:karpenter")
     project.edit_stack("staging", to_existing)
     [finding] = refused(project, "staging")
     assert finding.path == "gpu-dra:cluster.deployFrom" and "reached through its kubeconfig" in finding.message

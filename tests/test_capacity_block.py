@@ -97,7 +97,7 @@ def test_check_judges_the_h100_templates_on_the_h100_fleet() -> None:
     resources = stack_resources(check.engine_resources(program()))
     groups, unknown = node_groups(resources)
     assert unknown == [] and {g.name: g.instance_types for g in groups}["h100"] == ["p5.48xlarge"]
-    reports, skipped = selectors._explain_on_fleet("dra-claim-satisfiable", resources, claim_context())
+    reports, skipped = selectors.explain_on_fleet("dra-claim-satisfiable", resources, claim_context())
     h100_x8 = next(report for claim, report, _ in reports if claim == "ml-training/h100-x8")
     assert skipped == [] and h100_x8.allocatable
     assert h100_x8.nodes and all(node.startswith("h100-") for node in h100_x8.nodes)

@@ -55,7 +55,7 @@ def test_stacks_checked_in_one_process_are_judged_as_each_alone(organisation: Pa
         alone = gpu_dra("--project-dir", str(organisation), "check", "--stack", name, "--format", "json")
         assert alone.returncode in (0, 1), alone.stderr
         assert _entries(alone.stdout)[name] == entries[name], name
-    assert sum(len(e["violations"]) for e in entries.values()) > 10  # the teams' copies give findings everywhere
+    assert sum(len(e["violations"]) for e in entries.values()) > 5  # the teams' copies give findings everywhere
 
 
 @pytest.mark.parametrize("format_", ["text", "sarif"])

@@ -330,7 +330,7 @@ BOMB = "\n".join(["laughs:", "  - &a0 [lol, lol, lol, lol, lol, lol, lol, lol, l
     ("stacks/teams/research.yaml", "claimTemplates:", BOMB + "\nclaimTemplates:", ("check", "--stack", "dev"),
      "stacks/teams/research.yaml:18: aliases repeat more than 10,000 nodes"),
     ("stacks/Pulumi.dev.yaml", "  gpu-dra:teams:", "  gpu-dra:environment: prod\n  gpu-dra:teams:",
-     ("preview", "--stack", "dev"), "stacks/Pulumi.dev.yaml:78: config.gpu-dra:environment: repeats the key"),
+     ("preview", "--stack", "dev"), "stacks/Pulumi.dev.yaml:79: config.gpu-dra:environment: repeats the key"),
     ("stacks/teams/research.yaml", "claims: 20", "claims: !!int abc", ("check", "--stack", "dev"),
      "stacks/teams/research.yaml:9: quota.claims: 'abc' is not a valid !!int"),
     ("examples/guide-gpu-20gb-any.yaml", "kind:", "x: " + "[" * 990 + "]" * 990 + "\nkind:",

@@ -130,6 +130,11 @@ def pack_config(stack: Stack, root: Path | None = None, team_files: Mapping[str,
     }
     if config.cluster.platform is Platform.existing and config.cluster.feature_gates:
         context["featureGates"] = dict(config.cluster.feature_gates)
+    if config.karpenter:
+        # The nodes Karpenter may launch are no resource either (its NodePools say what may be launched, not what is).
+        context["karpenter"] = {"version": config.karpenter.version, "nodePools": [
+            {"name": pool.name, "instanceTypes": list(pool.instance_types), "maxNodes": pool.max_nodes,
+             "dra": pool.allocation_mode.value == "dra"} for pool in config.karpenter.node_pools]}
     if config.node_pools:
         # An existing cluster's GPU nodes are no resource of the stack: the fleet rules read them from here.
         context["nodePools"] = [{

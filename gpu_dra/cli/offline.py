@@ -45,6 +45,7 @@ from gpu_dra.core.config.loader import SECRET_PLACEHOLDER, build_stack, stack_va
 from gpu_dra.core.config.models import Stack
 from gpu_dra.core.data import plain
 from gpu_dra.core.facts import pulumi_types
+from gpu_dra.core.policy.engine.model import mock_cluster_security_group
 from gpu_dra.core.yamlsource import collector_paused
 
 PROJECT = "gpu-dra"
@@ -114,7 +115,8 @@ def mock_outputs(type_: str, name: str, inputs: dict[str, Any]) -> dict[str, Any
     out = dict(inputs)
     if type_ == "eks:index:Cluster":
         out.update(kubeconfigJson=json.dumps(MOCK_KUBECONFIG), kubeconfig=MOCK_KUBECONFIG,
-                   core={"endpoint": f"https://{name}.mock.eks.amazonaws.com"})
+                   core={"endpoint": f"https://{name}.mock.eks.amazonaws.com"},
+                   clusterSecurityGroupId=mock_cluster_security_group(name))  # EKS's own (skipDefaultSecurityGroups)
     elif type_.startswith("aws:"):
         service = type_.split(":")[1].split("/")[0]
         out.setdefault("arn", f"arn:aws:{service}:mock:{MOCK_ACCOUNT}:{name}")

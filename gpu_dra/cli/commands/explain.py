@@ -32,6 +32,7 @@ from gpu_dra.core.analysis.pending import (
     untainted,
 )
 from gpu_dra.core.analysis.pods import PodClaim, PodReport, PodSpec, explain_pods, nodes_from_objects, pods_from_objects
+from gpu_dra.core.analysis.provisioning import KarpenterJudge, only_launched
 from gpu_dra.core.checks.manifest_lint import gate_sites
 from gpu_dra.core.dra.cel.lexer import tokenize
 from gpu_dra.core.dra.claims import (
@@ -132,6 +133,7 @@ def run(args: argparse.Namespace) -> int:
     nodes = nodes_from_objects(objects)
     classes = classes_from_objects(objects)
     explainer = Explainer(classes, features=features_for(target))
+    pools = devices.karpenter_pools
     try:
         tainted = explainer.with_taint_rules(devices)
     except TaintRuleError as error:
@@ -142,6 +144,14 @@ def run(args: argparse.Namespace) -> int:
     if pending:
         in_use = named_holders(in_use, holders(objects))
     reports = [explainer.explain(claim, devices, in_use, nodes=[n.node for n in nodes] or None) for claim in claims]
+    if pools:  # the stack's fleet counts nodes Karpenter has not launched: would it ever, for each claim?
+        judge = KarpenterJudge(explainer)
+        for claim, report in zip(claims, reports, strict=True):
+            if report.allocatable and not any(only_launched(pools, [node]) for node in report.nodes):
+                continue  # served by node groups alone: Karpenter has no say
+            verdict = judge.judge(claim, pools)
+            report.karpenter = f"Karpenter {pools[0].version}: {verdict.summary()}"
+            report.karpenter_only = only_launched(pools, report.nodes) and not verdict.provisionable
     pod_reports = explain_pods(pods, everything, devices, explainer, in_use, nodes or None)
     said = scheduler_verdicts(objects) if pending else {}
     free = untainted(nodes)
@@ -178,7 +188,7 @@ def run(args: argparse.Namespace) -> int:
         print()
         _print_taint_rules(tainted, f"{gate} is off in {target.label}")
         _print_text(args, reports, pod_reports, said, advice, pending)
-    fine = all(r.allocatable for r in reports) and all(p.allocatable for p in pod_reports)
+    fine = all(r.allocatable and not r.karpenter_only for r in reports) and all(p.allocatable for p in pod_reports)
     return EXIT_OK if fine else EXIT_FINDINGS
 
 
@@ -415,11 +425,15 @@ def _not_allocatable(report: ClaimReport | PodReport) -> str:
 
 def _print_report(report: ClaimReport, verbose: bool) -> None:
     claim = report.claim + (f" (from {cut(report.file)})" if report.file else "")
-    if report.allocatable:
+    if report.karpenter_only:
+        print(f"claim {claim}: NOT provisionable: it fits only nodes Karpenter has not launched, and never would")
+    elif report.allocatable:
         nodes = ", ".join(report.nodes[:5]) + (f", ... ({len(report.nodes)} in all)" if len(report.nodes) > 5 else "")
         print(f"claim {claim}: allocatable on {len(report.nodes)} node(s): {nodes}")
     else:
         print(f"claim {claim}: {_not_allocatable(report)}")
+    if report.karpenter:
+        print(f"  {report.karpenter}")
     for request in report.requests:
         print(f"  request {request.name}: {len(request.matching)} device(s) match")
         for reason, devices in sorted(request.rejected.items(), key=lambda item: -len(item[1])):

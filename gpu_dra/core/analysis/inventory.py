@@ -97,6 +97,9 @@ class Inventory:
     notes: list[str] = field(default_factory=list)
     slices: list[ResourceSlice] = field(default_factory=list)  # those without devices too (they count in pools)
     taint_rules: list[DeviceTaintRule] = field(default_factory=list)  # as read: not applied to the devices
+    # The Karpenter NodePools whose nodes a stack's synthesized fleet includes: not launched yet, so a claim they
+    # alone serve waits on Karpenter's own judgement (analysis/provisioning).
+    karpenter_pools: list[KarpenterPoolSpec] = field(default_factory=list)
 
     def nodes(self) -> list[str]:
         """The nodes the slices name, in name order (shared slices name none)."""
@@ -222,6 +225,32 @@ class GroupSpec:
         return InstanceType(f"{self.gpus} x {model.key}", model, self.gpus, "x86_64", "the stack's node pool")
 
 
+@dataclass(frozen=True)
+class KarpenterPoolSpec:
+    """A GPU NodePool as the judgement needs it: from a stack's config, or from the pack's config."""
+
+    name: str
+    instance_types: tuple[str, ...]
+    dra: bool
+    version: str  # the Karpenter release
+    max_nodes: int = 1
+
+    def fleet(self) -> list[GroupSpec]:
+        """The nodes the NodePool may have once launched, for the verdicts judged on nodes that exist (explain,
+        check): each of its instance types at the NodePool's node limit, as the DRA driver publishes them. A claim
+        is judged alone there, so counting every type at the limit overstates the capacity only for claims judged
+        together."""
+        return [GroupSpec(f"{self.name}-{itype}", itype, self.max_nodes, self.dra) for itype in self.instance_types]
+
+
+def karpenter_pools(config: StackConfig) -> list[KarpenterPoolSpec]:
+    """The stack's Karpenter GPU NodePools as the judgement and the fleet need them."""
+    if config.karpenter is None:
+        return []
+    return [KarpenterPoolSpec(pool.name, tuple(pool.instance_types), pool.allocation_mode.value == "dra",
+                              config.karpenter.version, pool.max_nodes) for pool in config.karpenter.node_pools]
+
+
 def pool_spec(pool: NodePool) -> GroupSpec:
     """An existing cluster's declared pool as the synthesis sees it: all its nodes, like a node group at max size."""
     return GroupSpec(pool.name, pool.instance_type or "", pool.nodes, pool.allocation_mode.value == "dra",
@@ -229,15 +258,19 @@ def pool_spec(pool: NodePool) -> GroupSpec:
 
 
 def synthesize(config: StackConfig) -> Inventory:
-    """Every DRA node group at its max size (or every node of an existing cluster's DRA pools), each node with the
-    GPUs its first instance type carries."""
+    """Every DRA node group at its max size and every instance type of a Karpenter NodePool at its node limit (or
+    every node of an existing cluster's DRA pools), each node with the GPUs its (first) instance type carries."""
     # imported here: reading a dump (inventory, explain FILE) needs no stack model, and pydantic's costs 0.3 s
     from gpu_dra.core.config.models import AllocationMode
 
-    return synthesize_groups([GroupSpec(g.name, g.instance_types[0], g.scaling.max,
-                                        g.allocation_mode is AllocationMode.dra) for g in config.node_groups]
-                             + [pool_spec(p) for p in config.node_pools],
-                             config.target.driver_level)
+    pools = karpenter_pools(config)
+    inventory = synthesize_groups([GroupSpec(g.name, g.instance_types[0], g.scaling.max,
+                                             g.allocation_mode is AllocationMode.dra) for g in config.node_groups]
+                                  + [spec for pool in pools for spec in pool.fleet()]
+                                  + [pool_spec(p) for p in config.node_pools],
+                                  config.target.driver_level)
+    inventory.karpenter_pools = pools
+    return inventory
 
 
 def synthetic_attributes(itype: InstanceType, node: str, index: int, level: tuple[int, int]) -> dict[str, Any]:

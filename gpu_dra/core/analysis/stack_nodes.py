@@ -15,7 +15,6 @@ from gpu_dra.core.config.models import NodeGroup, NodePool, Stack
 from gpu_dra.core.facts.hardware import INSTANCE_TYPES
 from gpu_dra.core.facts.labels import SYSTEM_NODE_LABEL
 from gpu_dra.core.facts.target import Platform
-from gpu_dra.core.render import charts
 from gpu_dra.core.render.nodes import node_labels, node_taints, well_known_labels
 
 
@@ -45,11 +44,13 @@ def _taint(key: str, value: str | None, effect: str) -> dict[str, str]:
 
 
 def group_views(stack: Stack) -> list[GroupView]:
-    """The stack's GPU node groups (or pools) and, on EKS, the system group, with the labels and taints their nodes
-    carry: gpu-dra's (render/nodes), EKS's node group label and the well-known instance-type, os and arch labels."""
+    """The stack's GPU node groups and Karpenter NodePools (or an existing cluster's pools) and, on EKS, the system
+    group, with the labels and taints their nodes carry: gpu-dra's (render/nodes), EKS's node group label or
+    Karpenter's NodePool label, and the well-known instance-type, os and arch labels."""
     config = stack.config
     views = []
-    for group in charts.gpu_nodes(config):
+    groups: list[NodeGroup | NodePool] = [*config.node_groups, *config.node_pools]
+    for group in groups:
         if isinstance(group, NodeGroup):
             itype = INSTANCE_TYPES[group.instance_types[0]]
             labels = {**node_labels(group), "eks.amazonaws.com/nodegroup": f"{config.cluster.name}-{group.name}",
@@ -66,6 +67,12 @@ def group_views(stack: Stack) -> list[GroupView]:
             name = group.instance_type or f"{group.gpu_count} x {group.gpu_model}"
             labels |= {"kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64"}
         views.append(GroupView(group.name, group.allocation_mode.value, nodes, gpus, model, name, labels, taints))
+    for pool in config.karpenter_node_pools:  # each instance type at the node limit, as inventory.synthesize
+        taints = tuple(_taint(t.key, t.value, t.effect.value) for t in node_taints(pool))
+        for itype in map(INSTANCE_TYPES.__getitem__, pool.instance_types):
+            labels = {**node_labels(pool), "karpenter.sh/nodepool": pool.name, **well_known_labels(itype.name)}
+            views.append(GroupView(f"{pool.name}-{itype.name}", pool.allocation_mode.value, pool.max_nodes,
+                                   itype.gpus, itype.gpu.product_name, itype.name, labels, taints))
     if config.cluster.platform is Platform.eks:
         system = config.cluster.system_node_group
         views.append(GroupView("system", "system", system.scaling.max, 0, "", system.instance_types[0],

@@ -178,16 +178,40 @@ def driver_values_fit_node_groups(parts: StackParts) -> Problems:
 
 
 def node_groups_fit_platform(parts: StackParts) -> Problems:
-    """EKS nodes are gpu-dra's node groups; an existing cluster's are not gpu-dra's to create."""
-    if not parts.has("node_groups", "cluster.platform"):
+    """EKS nodes are gpu-dra's node groups and Karpenter NodePools; an existing cluster's are not gpu-dra's to
+    create."""
+    if not parts.has("node_groups", "karpenter", "cluster.platform"):
         return
     platform = parts.config.cluster.platform
-    if platform is Platform.eks and not parts.config.node_groups:
-        yield KeyProblem("nodeGroups", (), "an EKS stack needs at least one GPU node group")
+    if platform is Platform.eks and not parts.config.node_groups and not parts.config.karpenter_node_pools:
+        yield KeyProblem("nodeGroups", (), "an EKS stack needs GPU nodes: at least one GPU node group, or "
+                                           "gpu-dra:karpenter.nodePools")
     if platform is Platform.existing and parts.config.node_groups:
         yield KeyProblem("nodeGroups", (), "only for platform eks: gpu-dra creates no nodes on an existing cluster; "
                                            "declare its GPU nodes as gpu-dra:nodePools (nodeSelector, instanceType, "
                                            "nodes)")
+
+
+def karpenter_fits_platform(parts: StackParts) -> Problems:
+    if (parts.has("karpenter", "cluster.platform") and parts.config.karpenter
+            and parts.config.cluster.platform is not Platform.eks):
+        yield KeyProblem("karpenter", (), "only for platform eks: gpu-dra installs Karpenter on the EKS cluster it "
+                                          "creates; an existing cluster's Karpenter nodes are gpu-dra:nodePools")
+
+
+def gpu_node_names_unique(parts: StackParts) -> Problems:
+    """A node group and a NodePool of one name would share the gpu-dra.io/node-group label their nodes carry."""
+    if not parts.has("node_groups", "karpenter"):
+        return
+    groups = {group.name: i for i, group in enumerate(parts.config.node_groups)}
+    for i, pool in enumerate(parts.config.karpenter_node_pools):
+        if pool.name in groups or pool.name == "system":
+            used = f"nodeGroups[{groups[pool.name]}]" if pool.name in groups else "the CPU node group"
+            yield KeyProblem("karpenter", ("nodePools", i, "name"), f"{pool.name!r} is already used by {used}; "
+                                                                    "node groups and NodePools share one namespace "
+                                                                    "of names (their nodes' gpu-dra.io/node-group)")
+    yield from (KeyProblem("karpenter", ("nodePools", *problem.loc), problem.message)
+                for problem in _unique_names("nodePools", parts.config.karpenter_node_pools))
 
 
 def node_pools_fit_platform(parts: StackParts) -> Problems:
@@ -372,7 +396,8 @@ def kubeconfig_fits_platform(parts: StackParts) -> Problems:
 # In the order their findings are reported.
 STACK_RULES: tuple[Callable[[StackParts], Problems], ...] = (
     each_node_group, node_group_names_unique, node_groups_one_driver, node_groups_fit_platform,
-    driver_values_fit_node_groups, node_pools_fit_platform, node_pool_names_unique, node_pools_one_driver,
+    driver_values_fit_node_groups, karpenter_fits_platform, gpu_node_names_unique, node_pools_fit_platform,
+    node_pool_names_unique, node_pools_one_driver,
     device_class_names, legacy_mappings, access_entries,
     endpoint_admits_someone, prod_endpoint_not_open, deployer_reaches_endpoint, kubeconfig_fits_platform,
 )

@@ -2,8 +2,9 @@
 providers register for it, each once: the permissions table (render/permissions) and the engine's view of a stack
 (policy/engine) name them alike.
 
-Tokens as the providers' SDKs register them: pulumi/pulumi-eks@7bf0c1b1 (eks:index:*), pulumi/pulumi-aws (aws:*),
-pulumi/pulumi-kubernetes@94977969d (kubernetes:*), pulumi/pulumi@1b5949891b (pulumi:*).
+Tokens as the providers' SDKs register them: pulumi/pulumi-eks@7bf0c1b1 (eks:index:*), pulumi/pulumi-aws (aws:*; the
+Karpenter ones read from the installed 7.51.1's @pulumi.type_token), pulumi/pulumi-kubernetes@94977969d
+(kubernetes:*), pulumi/pulumi@1b5949891b (pulumi:*).
 """
 
 from __future__ import annotations
@@ -37,6 +38,16 @@ ACCESS_ENTRY = "aws:eks/accessEntry:AccessEntry"
 ACCESS_POLICY_ASSOCIATION = "aws:eks/accessPolicyAssociation:AccessPolicyAssociation"
 ADDON = "aws:eks/addon:Addon"
 ADDON_VERSION = "aws:eks/getAddonVersion:getAddonVersion"  # an invoke: read only
+# Karpenter's AWS side (components/karpenter.py).
+IAM_POLICY = "aws:iam/policy:Policy"
+POD_IDENTITY_ASSOCIATION = "aws:eks/podIdentityAssociation:PodIdentityAssociation"
+SQS_QUEUE = "aws:sqs/queue:Queue"
+SQS_QUEUE_POLICY = "aws:sqs/queuePolicy:QueuePolicy"
+EVENT_RULE = "aws:cloudwatch/eventRule:EventRule"
+EVENT_TARGET = "aws:cloudwatch/eventTarget:EventTarget"
+# Karpenter's custom resources, as k8s.apiextensions.CustomResource registers them (kubernetes_type below).
+KARPENTER_NODE_CLASS = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
+KARPENTER_NODE_POOL = "kubernetes:karpenter.sh/v1:NodePool"
 
 
 def kubernetes_type(api_version: str, kind: str) -> str:

@@ -37,6 +37,7 @@ from gpu_dra.core.policy.platform import (
     team_file_platform_keys,
     team_quota_required,
 )
+from gpu_dra.core.policy.provisioning import dra_claim_provisionable
 from gpu_dra.core.policy.resources import Context, Resource, context_from
 from gpu_dra.core.policy.selectors import (
     dra_cel_compiles,
@@ -68,6 +69,9 @@ RULES = (
          dra_device_class_exists, False, everywhere=True),
     Rule("dra-claim-satisfiable", "Each claim template can be allocated on some GPU node group of the stack",
          dra_claim_satisfiable, True),
+    Rule("dra-claim-provisionable", "A claim template that fits only nodes Karpenter would launch is one Karpenter "
+                                    "would launch a node for, judged from its release's DRA metadata",
+         dra_claim_provisionable, True),
     Rule("dra-selector-safe-on-fleet", "No selector raises a CEL runtime error on the stack's devices",
          dra_selector_safe_on_fleet, True),
     Rule("dra-mig-class-servable", "A DeviceClass for MIG devices only where the stack's GPU node groups publish "

@@ -345,5 +345,6 @@ def dra_group_has_capacity(resource: Resource, context: Context) -> list[Finding
                   "template for an empty group publishes no ResourceSlices: kubernetes/autoscaler#7799) and "
                   "Karpenter never scales managed node groups", resource, "scalingConfig.desiredSize",
                   "set scaling.desired (and min) to 1 or more where claims must be served, and raise it by hand for "
-                  "a group kept at 0; or serve this hardware from a Karpenter NodePool (>= 1.15, settings.enableDRA)"
-                  " instead of a managed node group")]
+                  "a group kept at 0; or serve this hardware from a Karpenter NodePool instead (gpu-dra:karpenter."
+                  "nodePools: gpu-dra installs Karpenter with its NVIDIA DRA gate, and dra-claim-provisionable says "
+                  "which templates it would launch a node for; docs/deploying.md, \"Karpenter\")")]

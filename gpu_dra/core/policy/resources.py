@@ -23,6 +23,7 @@ from functools import cached_property
 from typing import Any
 
 from gpu_dra.core.analysis.inventory import GroupSpec
+from gpu_dra.core.analysis.provisioning import KarpenterPoolSpec
 from gpu_dra.core.data import UNKNOWN, plain, unknown_paths
 from gpu_dra.core.dra.claims import DeviceClass, ResourceClaim, parse_object
 from gpu_dra.core.facts import eks
@@ -137,11 +138,18 @@ class Context:
     # The GPU node groups whose protection the stack lifts for the up that replaces or removes them
     # (nodeGroups[].allowReplacement), as pack_config writes them.
     replaceable_node_groups: frozenset[str] = frozenset()
+    # The stack's Karpenter GPU NodePools (gpu-dra:karpenter), as pack_config writes them: the fleet rules count
+    # their nodes, and dra-claim-provisionable asks whether Karpenter would ever launch one for a claim.
+    karpenter_pools: tuple[KarpenterPoolSpec, ...] = ()
 
     def pool_specs(self) -> list[GroupSpec]:
         return [GroupSpec(str(p["name"]), str(p.get("instanceType") or ""), int(p.get("maxNodes") or 0),
                           bool(p.get("dra")), str(p.get("gpuModel") or ""), int(p.get("gpus") or 0))
                 for p in self.node_pools]
+
+    def karpenter_specs(self) -> list[GroupSpec]:
+        """The nodes the Karpenter NodePools may launch (KarpenterPoolSpec.fleet)."""
+        return [spec for pool in self.karpenter_pools for spec in pool.fleet()]
 
     @property
     def pinned(self) -> bool:
@@ -203,7 +211,18 @@ def context_from(config: Mapping[str, Any]) -> Context:
                    if isinstance(before := config.get("namespacesBefore"), list) else None,
                    bool(config.get("protectTeamNamespaces")),
                    frozenset(str(g) for g in groups) if isinstance(groups := config.get("allowReplacement"), list)
-                   else frozenset())
+                   else frozenset(),
+                   _karpenter_pools(config.get("karpenter")))
+
+
+def _karpenter_pools(config: Any) -> tuple[KarpenterPoolSpec, ...]:
+    """{version, nodePools: [{name, instanceTypes, dra, maxNodes}]} as pack_config writes it."""
+    if not isinstance(config, Mapping) or not isinstance(config.get("nodePools"), list):
+        return ()
+    version = str(config.get("version") or "")
+    return tuple(KarpenterPoolSpec(str(p["name"]), tuple(str(t) for t in p.get("instanceTypes") or ()),
+                                   bool(p.get("dra")), version, int(p.get("maxNodes") or 1))
+                 for p in config["nodePools"] if isinstance(p, Mapping) and "name" in p)
 
 
 def error(rule: str, message: str, resource: Resource | None, path: str = "", fix: str | None = None,

@@ -134,15 +134,16 @@ def dra_device_class_exists(resource: Resource, context: Context) -> list[Findin
 
 
 def _fleet_specs(groups: list[EngineNodeGroup], unknown_groups: list[Resource], context: Context) -> list[GroupSpec]:
-    """The GPU node groups the stack creates or, on an existing cluster (no node group resources), the node pools
-    the pack config declares: the fleet `gpu-dra explain --stack S` synthesizes too (inventory.synthesize)."""
+    """The GPU node groups the stack creates and the nodes its Karpenter NodePools may launch or, on an existing
+    cluster (no node group resources), the node pools the pack config declares: the fleet `gpu-dra explain --stack S`
+    synthesizes too (inventory.synthesize)."""
     if not groups and not unknown_groups:
-        return context.pool_specs()
+        return context.pool_specs() + context.karpenter_specs()
     return [GroupSpec(g.name, g.instance_types[0] if g.instance_types else "", g.max_size,
-                      g.labels.get(ALLOCATION_LABEL) == "dra") for g in groups]
+                      g.labels.get(ALLOCATION_LABEL) == "dra") for g in groups] + context.karpenter_specs()
 
 
-def _explain_on_fleet(rule: str, resources: list[Resource], context: Context
+def explain_on_fleet(rule: str, resources: list[Resource], context: Context
                       ) -> tuple[list[tuple[str, ClaimReport, Resource | None]], list[Finding]]:
     """(claim, report, resource) for every claim and template on the fleet synthesized from the known GPU node groups
     (while a group is unknown, only those that fleet allocates or that raise errors), and what could not be judged."""
@@ -195,7 +196,7 @@ _REPORTED_ELSEWHERE = frozenset({CEL_COMPILE, CEL_RUNTIME, MISSING_CLASS})
 
 
 def dra_claim_satisfiable(resources: list[Resource], context: Context) -> list[Finding]:
-    reports, out = _explain_on_fleet("dra-claim-satisfiable", resources, context)
+    reports, out = explain_on_fleet("dra-claim-satisfiable", resources, context)
     for claim, report, resource in reports:
         if report.allocatable or any(e.rule in _REPORTED_ELSEWHERE for e in report.errors):
             continue
@@ -206,7 +207,7 @@ def dra_claim_satisfiable(resources: list[Resource], context: Context) -> list[F
 
 
 def dra_selector_safe_on_fleet(resources: list[Resource], context: Context) -> list[Finding]:
-    reports, out = _explain_on_fleet("dra-selector-safe-on-fleet", resources, context)
+    reports, out = explain_on_fleet("dra-selector-safe-on-fleet", resources, context)
     return out + [error("dra-selector-safe-on-fleet", f"{problem.message}: raised on devices this stack's node "
                         "groups publish; one such error blocks every pod using the claim", resource,
                         fix=f"guard the lookup; run {_explain_command(claim, resource)} for the devices it raises on")

@@ -16,6 +16,7 @@ from typing import Any
 from gpu_dra.core.config.models import (
     AllocationMode,
     DriverSource,
+    KarpenterNodePool,
     NodeGroup,
     NodePool,
     StackConfig,
@@ -50,9 +51,10 @@ DEVICE_PLUGIN_REPOSITORY = "https://nvidia.github.io/k8s-device-plugin"
 DEVICE_PLUGIN_VERSION = DEVICE_PLUGIN_CHART_VERSION
 
 
-def gpu_nodes(config: StackConfig) -> list[NodeGroup | NodePool]:
-    """The stack's GPU nodes: its EKS node groups, or an existing cluster's declared pools (the loader allows one)."""
-    return [*config.node_groups, *config.node_pools]
+def gpu_nodes(config: StackConfig) -> list[NodeGroup | NodePool | KarpenterNodePool]:
+    """The stack's GPU nodes: its EKS node groups and Karpenter NodePools, or an existing cluster's declared pools
+    (the loader allows one or the other)."""
+    return [*config.node_groups, *config.karpenter_node_pools, *config.node_pools]
 
 
 def driver_root(config: StackConfig) -> str:
@@ -178,8 +180,9 @@ def shared_gpu_nodes(groups: list[NodeGroupView], dra_plugin: dict[str, Any] | N
 
 def device_plugin_needed(config: StackConfig) -> bool:
     """NVIDIA's device plugin chart serves AL2023 device-plugin groups; Bottlerocket ones run their built-in plugin."""
+    groups: list[NodeGroup | KarpenterNodePool] = [*config.node_groups, *config.karpenter_node_pools]
     return any(g.allocation_mode is AllocationMode.device_plugin and device_plugin_source(g) == "chart"
-               for g in config.node_groups) or any(
+               for g in groups) or any(
         p.allocation_mode is AllocationMode.device_plugin for p in config.node_pools)
 
 

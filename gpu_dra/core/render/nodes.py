@@ -18,6 +18,7 @@ from gpu_dra.core.config.models import (
     AllocationMode,
     AmiType,
     CapacityType,
+    KarpenterNodePool,
     NodeGroup,
     StackConfig,
     Taint,
@@ -45,7 +46,8 @@ def is_bottlerocket(ami_type: AmiType) -> bool:
     return ami_type.value.startswith("BOTTLEROCKET")
 
 
-def node_labels(group: NodeGroup) -> dict[str, str]:
+def node_labels(group: NodeGroup | KarpenterNodePool) -> dict[str, str]:
+    """The labels gpu-dra puts on a node group's or a Karpenter NodePool's nodes: which GPU plugin serves them."""
     labels = {**group.labels, NODE_GROUP_LABEL: group.name}
     if group.allocation_mode is AllocationMode.dra:
         labels[DRA_NODE_LABEL[0]] = DRA_NODE_LABEL[1]
@@ -64,11 +66,12 @@ def well_known_labels(instance_type: str) -> dict[str, str]:
     return {"node.kubernetes.io/instance-type": instance_type, "kubernetes.io/os": "linux", "kubernetes.io/arch": arch}
 
 
-def device_plugin_source(group: NodeGroup) -> str:
-    return "bottlerocket" if is_bottlerocket(group.ami_type) else "chart"
+def device_plugin_source(group: NodeGroup | KarpenterNodePool) -> str:
+    bottlerocket = group.bottlerocket if isinstance(group, KarpenterNodePool) else is_bottlerocket(group.ami_type)
+    return "bottlerocket" if bottlerocket else "chart"
 
 
-def node_taints(group: NodeGroup) -> list[Taint]:
+def node_taints(group: NodeGroup | KarpenterNodePool) -> list[Taint]:
     taints = list(group.taints)
     if group.allocation_mode is AllocationMode.dra and not any(t.key == GPU_TAINT_KEY for t in taints):
         taints.append(Taint.model_validate({"key": GPU_TAINT_KEY, "value": "true", "effect": TaintEffect.NoSchedule}))

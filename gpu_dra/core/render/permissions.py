@@ -13,8 +13,8 @@ Two tables, each row citing the page its actions are defined on:
   Reference names the actions. Not traced call by call against the provider's source, and not tested against AWS.
 - AT_CREATION: what EKS does with the caller's own permissions when it creates a cluster or a node group: pass the
   roles, create its service-linked roles, grant itself the secrets key, look at the subnets and the node role. The
-  least certain row is the cluster's ec2 Describe calls: list_eks.html is where each operation's dependent actions
-  are listed, but these three were not confirmed there.
+  least certain rows are the cluster's ec2 Describe calls and the Pod Identity association's iam:PassRole:
+  list_eks.html is where each operation's dependent actions are listed, but neither was confirmed there.
 
 Every statement has `Resource: "*"`: scoping to a stack's names (its cluster, roles, key) is the user's to do.
 Pure: types and inputs in, a policy document out.
@@ -33,12 +33,18 @@ from gpu_dra.core.facts.pulumi_types import (
     ADDON_VERSION,
     CLUSTER,
     EKS_CLUSTER,
+    EVENT_RULE,
+    EVENT_TARGET,
+    IAM_POLICY,
     MANAGED_NODE_GROUP,
     NODE_GROUP,
+    POD_IDENTITY_ASSOCIATION,
     ROLE,
     ROLE_POLICY_ATTACHMENT,
     SECURITY_GROUP,
     SECURITY_GROUP_RULE,
+    SQS_QUEUE,
+    SQS_QUEUE_POLICY,
     default_security_groups,
 )
 
@@ -47,6 +53,8 @@ EC2_ACTIONS = _SAR + "list_amazonec2.html"
 EKS_ACTIONS = _SAR + "list_amazonelastickubernetesservice.html"
 IAM_ACTIONS = _SAR + "list_awsidentityandaccessmanagementiam.html"
 KMS_ACTIONS = _SAR + "list_awskeymanagementservice.html"
+SQS_ACTIONS = _SAR + "list_amazonsqs.html"
+EVENTBRIDGE_ACTIONS = _SAR + "list_amazoneventbridge.html"
 # The EKS API operations and the IAM actions each authorizes, dependent actions included.
 EKS_OPERATIONS = _SAR + "list_eks.html"
 _GUIDE = "https://docs.aws.amazon.com/eks/latest/userguide/"
@@ -184,6 +192,37 @@ LIFECYCLE: dict[str, Lifecycle] = {row.type: row for row in (
     Lifecycle(ACCESS_POLICY_ASSOCIATION,
               create=("eks:AssociateAccessPolicy",), read=("eks:ListAssociatedAccessPolicies",), update=(),
               delete=("eks:DisassociateAccessPolicy",), source=EKS_ACTIONS),
+    # Karpenter's AWS side (components/karpenter.py).
+    Lifecycle(IAM_POLICY,
+              create=("iam:CreatePolicy", "iam:TagPolicy"),
+              read=("iam:GetPolicy", "iam:GetPolicyVersion", "iam:ListPolicyTags"),
+              # a document change is a new default version; IAM keeps five, so the oldest goes first
+              update=("iam:CreatePolicyVersion", "iam:ListPolicyVersions", "iam:DeletePolicyVersion", "iam:TagPolicy",
+                      "iam:UntagPolicy"),
+              # a policy's other versions are deleted before it
+              delete=("iam:ListPolicyVersions", "iam:DeletePolicyVersion", "iam:DeletePolicy"), source=IAM_ACTIONS),
+    Lifecycle(POD_IDENTITY_ASSOCIATION,
+              create=("eks:CreatePodIdentityAssociation", "eks:TagResource"),
+              read=("eks:DescribePodIdentityAssociation",),
+              update=("eks:UpdatePodIdentityAssociation", *_EKS_TAGS), delete=("eks:DeletePodIdentityAssociation",),
+              source=EKS_ACTIONS),
+    Lifecycle(SQS_QUEUE,
+              create=("sqs:CreateQueue", "sqs:TagQueue"),
+              read=("sqs:GetQueueAttributes", "sqs:GetQueueUrl", "sqs:ListQueueTags"),
+              update=("sqs:SetQueueAttributes", "sqs:TagQueue", "sqs:UntagQueue"), delete=("sqs:DeleteQueue",),
+              source=SQS_ACTIONS),
+    Lifecycle(SQS_QUEUE_POLICY,
+              # the queue policy is the queue's Policy attribute
+              create=("sqs:SetQueueAttributes",), read=("sqs:GetQueueAttributes",),
+              update=("sqs:SetQueueAttributes",), delete=("sqs:SetQueueAttributes",), source=SQS_ACTIONS),
+    Lifecycle(EVENT_RULE,
+              create=("events:PutRule", "events:TagResource"),
+              read=("events:DescribeRule", "events:ListTagsForResource"),
+              update=("events:PutRule", "events:TagResource", "events:UntagResource"), delete=("events:DeleteRule",),
+              source=EVENTBRIDGE_ACTIONS),
+    Lifecycle(EVENT_TARGET,
+              create=("events:PutTargets",), read=("events:ListTargetsByRule",), update=("events:PutTargets",),
+              delete=("events:RemoveTargets",), source=EVENTBRIDGE_ACTIONS),
 )}
 
 _TO_EKS = ("StringEquals", "iam:PassedToService", "eks.amazonaws.com")
@@ -206,6 +245,10 @@ AT_CREATION: tuple[OnBehalf, ...] = (
     OnBehalf(NODE_GROUP, "EKS launches the nodes from the group's launch template, whose instance tags are applied "
              "at launch (every GPU group's: gpu-dra.io/node-group)", ("ec2:RunInstances", "ec2:CreateTags"),
              EKS_LAUNCH_TEMPLATE_TAGS),
+    # UNVERIFIED: that CreatePodIdentityAssociation checks iam:PassRole on the associated role, and with this
+    # iam:PassedToService value (the principal of Pod Identity's trust policy). Inferred, not read on list_eks.html.
+    OnBehalf(POD_IDENTITY_ASSOCIATION, "pass Karpenter's controller role to EKS Pod Identity", ("iam:PassRole",),
+             EKS_OPERATIONS, ("StringEquals", "iam:PassedToService", "pods.eks.amazonaws.com")),
 )
 
 

@@ -96,7 +96,10 @@ def without_groups(stack: Stack, names: Sequence[str]) -> Stack:
             have = (f"its device-plugin groups: {', '.join(legacy)}" if legacy
                     else f"it has no device-plugin group (its GPU groups: {', '.join(groups) or 'none'})")
             raise MigrateError(f"--without {name}: {problem}; {have}")
+    karpenter = stack.config.karpenter
     config = stack.config.model_copy(update={
         "node_groups": [g for g in stack.config.node_groups if g.name not in names],
-        "node_pools": [p for p in stack.config.node_pools if p.name not in names]})
+        "node_pools": [p for p in stack.config.node_pools if p.name not in names],
+        "karpenter": karpenter and karpenter.model_copy(update={
+            "node_pools": [p for p in karpenter.node_pools if p.name not in names]})})
     return stack.model_copy(update={"config": config})

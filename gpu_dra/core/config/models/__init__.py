@@ -24,6 +24,7 @@ from gpu_dra.core.config.models.classes import DeviceClassConfig, Match
 from gpu_dra.core.config.models.cluster import SUPPORTED_KUBERNETES_VERSIONS, AccessEntry, Cluster
 from gpu_dra.core.config.models.driver import DraDriver
 from gpu_dra.core.config.models.fields import DESCRIPTION_ANNOTATION
+from gpu_dra.core.config.models.karpenter import Karpenter, KarpenterNodePool
 from gpu_dra.core.config.models.network import NewVpc
 from gpu_dra.core.config.models.nodes import NodeGroup, NodePool, Scaling, Taint
 from gpu_dra.core.config.models.stack import CONFIG_NAMESPACE, PlatformKey, Stack, StackConfig
@@ -40,6 +41,7 @@ __all__ = [
     "ADMIN_ACCESS_LABEL", "CONFIG_NAMESPACE", "DESCRIPTION_ANNOTATION", "MAX_TEMPLATES_PER_STACK", "STRICT",
     "SUPPORTED_KUBERNETES_VERSIONS", "AccessEntry", "AllocationCount", "AllocationMode", "AmiType", "CapacityType",
     "ClaimTemplate", "Cluster", "DeviceChoice", "DeviceClassConfig", "DeviceType", "DraDriver", "DriverSource",
-    "Environment", "Match", "NewVpc", "NodeGroup", "NodePool", "PlatformKey", "Quota", "Request", "Scaling",
-    "Sharing", "Stack", "StackConfig", "SupportType", "Taint", "TaintEffect", "Team", "TeamHosting",
+    "Environment", "Karpenter", "KarpenterNodePool", "Match", "NewVpc", "NodeGroup", "NodePool", "PlatformKey",
+    "Quota", "Request", "Scaling", "Sharing", "Stack", "StackConfig", "SupportType", "Taint", "TaintEffect", "Team",
+    "TeamHosting",
 ]

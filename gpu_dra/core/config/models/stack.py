@@ -12,6 +12,7 @@ from gpu_dra.core.config.models.classes import DeviceClassConfig, LegacyMapping
 from gpu_dra.core.config.models.cluster import Cluster
 from gpu_dra.core.config.models.driver import DraDriver
 from gpu_dra.core.config.models.fields import dns_label
+from gpu_dra.core.config.models.karpenter import Karpenter, KarpenterNodePool
 from gpu_dra.core.config.models.nodes import NodeGroup, NodePool
 from gpu_dra.core.config.models.team import Team, TeamHosting
 from gpu_dra.core.facts.nvidia import release_level_of
@@ -28,6 +29,8 @@ class StackConfig(Model):
     node_groups: list[NodeGroup] = Field(default_factory=list, description="GPU managed node groups (platform eks)")
     node_pools: list[NodePool] = Field(default_factory=list,
                                        description="An existing cluster's GPU nodes, by label (platform existing)")
+    karpenter: Karpenter | None = Field(
+        default=None, description="Karpenter, installed by the program, and its GPU NodePools (platform eks)")
     dra_driver: DraDriver = Field(default=DraDriver(), description="NVIDIA's DRA driver chart")
     device_classes: list[DeviceClassConfig] = Field(default_factory=list, description="Platform DeviceClasses")
     legacy_mappings: list[LegacyMapping] = Field(
@@ -55,6 +58,10 @@ class StackConfig(Model):
         cluster = self.cluster
         return Target(cluster.kubernetes_version, cluster.platform, dict(cluster.feature_gates),
                       release_level_of(self.dra_driver.version))
+
+    @property
+    def karpenter_node_pools(self) -> list[KarpenterNodePool]:
+        return list(self.karpenter.node_pools) if self.karpenter else []
 
     @property
     def protects_team_namespaces(self) -> bool:

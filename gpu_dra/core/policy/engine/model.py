@@ -59,6 +59,12 @@ def mock_id(r: Registered) -> str:
     return str(r.outputs.get("id") or f"{r.name}-id")
 
 
+def mock_cluster_security_group(cluster: str) -> str:
+    """The id the mock run gives a pulumi-eks Cluster's clusterSecurityGroupId (gpu_dra/cli/offline.py
+    `mock_outputs`): EKS's own group, which EKS creates with the cluster."""
+    return f"sg-{cluster}-mock"
+
+
 class EngineModel:
     """One mock run, and whether the engine is running the first preview of a new stack."""
 
@@ -75,6 +81,8 @@ class EngineModel:
             arn = r.outputs.get("arn")
             if isinstance(arn, str) and not _is_component(r.type):
                 self.computed.add(arn)
+            if r.type == CLUSTER:
+                self.computed.add(mock_cluster_security_group(r.name))
         self.account = next((str(r.outputs["arn"]).split(":")[4] for r in self.registered
                              if str(r.outputs.get("arn", "")).count(":") >= 5
                              and str(r.outputs["arn"]).split(":")[4]), DEFAULT_ACCOUNT)

@@ -1,0 +1,181 @@
+"""Will a claim ever get a node from Karpenter? Karpenter decides before a node exists, from the DRA metadata its
+release ships for each instance type (facts/karpenter_dra): it presents each candidate type as template
+ResourceSlices and runs its allocator over them (sigs.k8s.io/karpenter pkg/scheduling/dynamicresources/allocator.go,
+request.go; aws/karpenter-provider-aws pkg/providers/nvidiadra/nvidiadra.go). Here the same templates go through
+gpu-dra's allocator of the stack's Kubernetes version, after the claim shapes and selectors Karpenter refuses
+outright, so a claim is judged by one allocator in every verb and by Karpenter's knowledge where Karpenter decides.
+
+What Karpenter refuses outright: distinctAttribute constraints ("DistinctAttribute constraints not done yet",
+kubernetes-sigs/karpenter@2266468:pkg/scheduling/dynamicresources/request.go:153-154; `exactly` and `firstAvailable`
+requests are taken, 170-174, the latter since #3142 of 2026-07-17: which sigs.k8s.io/karpenter commit a provider
+release pins is not read), and selectors on an attribute it cannot know before launch (driverVersion,
+cudaDriverVersion, pcieRoot: matchAttribute only; karpenter.sh/docs/tasks/dra/, "Supported Attributes by Driver").
+driverVersion and cudaDriverVersion are bound across the GPUs of one instance type (AttributeBindings), which
+Karpenter ignores below two devices: matchAttribute on them holds on a multi-GPU type and fails on a one-GPU type.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from gpu_dra.core.analysis.explain import Explainer
+from gpu_dra.core.analysis.inventory import Inventory, KarpenterPoolSpec, devices_of
+from gpu_dra.core.dra.cel.lexer import device_lookups, tokenize
+from gpu_dra.core.dra.claims import ResourceClaim
+from gpu_dra.core.dra.slices import NodeSelection, ResourcePool, ResourceSlice, SliceDevice
+from gpu_dra.core.facts import karpenter_dra
+from gpu_dra.core.facts.karpenter_dra import KARPENTER_DRA, KarpenterGpu, Version
+
+# The value the bound attributes take on a template (never read by a selector: those are refused first), shared by
+# the GPUs of a type so that matchAttribute holds among them, as Karpenter's binding makes it.
+_BOUND = "bound at launch"
+
+
+@dataclass
+class Provisioning:
+    """Where Karpenter would launch a node for a claim: the instance types per NodePool, or why it never would."""
+
+    claim: str
+    types: dict[str, list[str]] = field(default_factory=dict)  # NodePool -> the instance types that serve it
+    reasons: dict[str, str] = field(default_factory=dict)  # NodePool -> why none of its types does
+
+    @property
+    def provisionable(self) -> bool:
+        return any(self.types.values())
+
+    def summary(self) -> str:
+        """`provisionable on l4: g6.xlarge, g6.2xlarge` or `never: l4: <reason>`."""
+        if self.provisionable:
+            return "provisionable on " + "; ".join(f"{pool}: {', '.join(types)}"
+                                                   for pool, types in self.types.items() if types)
+        return "never: " + _grouped(self.reasons)
+
+
+def only_launched(pools: Sequence[KarpenterPoolSpec], nodes: Sequence[str]) -> bool:
+    """Whether every node is one of the NodePools' not yet launched nodes (KarpenterPoolSpec.fleet names them
+    <pool>-<type>-<n>): a claim allocatable there alone waits on Karpenter's own judgement."""
+    launched = {spec.name for pool in pools for spec in pool.fleet()}
+    return bool(nodes) and all(node.rsplit("-", 1)[0] in launched for node in nodes)
+
+
+def _attribute(value: karpenter_dra.AttributeValue) -> dict[str, Any]:
+    if isinstance(value, Version):
+        return {"version": value.text}
+    if isinstance(value, bool):
+        return {"bool": value}
+    if isinstance(value, int):
+        return {"int": value}
+    return {"string": value}
+
+
+def _template_device(gpu: KarpenterGpu, bound: bool) -> SliceDevice:
+    attributes = {name: _attribute(value) for name, value in gpu.attributes.items()}
+    if bound:
+        attributes |= {name: {"string": _BOUND} for name in karpenter_dra.BOUND_ATTRIBUTES}
+    return SliceDevice(gpu.name, attributes, dict(gpu.capacity))
+
+
+def template_inventory(version: str, instance_type: str) -> Inventory | None:
+    """One node of `instance_type` as Karpenter `version` pictures it before launch, or None without metadata."""
+    gpus = KARPENTER_DRA[version].get(instance_type)
+    if gpus is None:
+        return None
+    node = f"{instance_type} (not launched)"
+    slice_ = ResourceSlice(f"{node}-{karpenter_dra.DRIVER}", karpenter_dra.DRIVER, ResourcePool(node, 1, 1),
+                           NodeSelection(node_name=node),
+                           tuple(_template_device(gpu, bound=len(gpus) >= 2) for gpu in gpus), {},
+                           f"Karpenter {version} DRA metadata")
+    inventory = Inventory()
+    inventory.slices.append(slice_)
+    inventory.devices.extend(devices_of(slice_, slice_.source))
+    return inventory
+
+
+def _unknowable(expression: str) -> str | None:
+    """The attribute a selector reads that Karpenter cannot know before launch, or None."""
+    tokens = tokenize(expression)
+    for lookup in device_lookups(tokens) if tokens is not None else []:
+        if lookup.map != "attributes" or lookup.name is None:
+            continue
+        qualified = lookup.name if lookup.domain == karpenter_dra.DRIVER else f"{lookup.domain}/{lookup.name}"
+        if qualified in karpenter_dra.RUNTIME_ONLY_ATTRIBUTES:
+            return qualified
+    return None
+
+
+def karpenter_view(claim: ResourceClaim, classes: Mapping[str, Sequence[str]]) -> tuple[ResourceClaim | None, str]:
+    """The claim as Karpenter can judge it before launch: the alternatives of a request whose selectors read what
+    Karpenter cannot know dropped (they match no template device: its allocator takes a CEL error for no match,
+    kubernetes-sigs/karpenter@2266468:pkg/scheduling/dynamicresources/allocator.go tryDevice). None, with why, where
+    a request keeps no alternative or a constraint is one Karpenter refuses."""
+    for constraint in claim.constraints:
+        if constraint.distinct_attribute:
+            return None, (f"distinctAttribute {constraint.distinct_attribute}: Karpenter's simulation does not take "
+                          "distinctAttribute constraints")
+    requests = []
+    for request in claim.requests:
+        kept, why = [], ""
+        for choice in request.choices:
+            named = f"{request.name}/{choice.subrequest}" if choice.subrequest else request.name
+            unknowable = next(((where, name) for where, expressions in (
+                (f"DeviceClass {choice.device_class}", classes.get(choice.device_class, ())),
+                (f"request {named}", choice.selectors)) for name in map(_unknowable, expressions) if name), None)
+            if unknowable is None:
+                kept.append(choice)
+            elif not why:
+                why = (f"a selector of {unknowable[0]} reads {unknowable[1]}, which Karpenter cannot know before the "
+                       "node launches (it allows it in matchAttribute only)")
+        if not kept:
+            return None, why
+        requests.append(replace(request, choices=tuple(kept)))
+    return replace(claim, requests=tuple(requests)), ""
+
+
+class KarpenterJudge:
+    """Claims judged against the NodePools' instance types, one template node per type, each explained once."""
+
+    def __init__(self, explainer: Explainer):
+        self.explainer = explainer
+        self._inventories: dict[tuple[str, str], Inventory | None] = {}
+
+    def _inventory(self, version: str, instance_type: str) -> Inventory | None:
+        key = (version, instance_type)
+        if key not in self._inventories:
+            self._inventories[key] = template_inventory(version, instance_type)
+        return self._inventories[key]
+
+    def judge(self, claim: ResourceClaim, pools: Sequence[KarpenterPoolSpec]) -> Provisioning:
+        verdict = Provisioning(claim.name)
+        judged, refusal = karpenter_view(claim, self.explainer.classes)
+        for pool in pools:
+            if not pool.dra:
+                verdict.reasons[pool.name] = "a device-plugin NodePool runs no DRA driver"
+                continue
+            if judged is None:
+                verdict.reasons[pool.name] = refusal
+                continue
+            served, why = [], {}
+            for instance_type in pool.instance_types:
+                inventory = self._inventory(pool.version, instance_type)
+                if inventory is None:
+                    why[instance_type] = f"Karpenter {pool.version} has no DRA metadata for it"
+                    continue
+                report = self.explainer.explain(judged, inventory)
+                if report.allocatable:
+                    served.append(instance_type)
+                else:
+                    why[instance_type] = report.reason
+            verdict.types[pool.name] = served
+            if not served:
+                verdict.reasons[pool.name] = _grouped(why)
+        return verdict
+
+
+def _grouped(why: Mapping[str, str]) -> str:
+    """Why not per NodePool or instance type, those with the same reason named together."""
+    names_by_reason: dict[str, list[str]] = {}
+    for name, reason in why.items():
+        names_by_reason.setdefault(reason, []).append(name)
+    return "; ".join(f"{', '.join(names)}: {reason}" for reason, names in names_by_reason.items())
