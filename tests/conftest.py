@@ -3,9 +3,12 @@ by name (tests change entries by name, never by position)."""
 
 from __future__ import annotations
 
+import importlib.util
 import shutil
+import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -47,3 +50,14 @@ def project(tmp_path: Path) -> Project:
     shutil.copy(ROOT / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
     shutil.copy(ROOT / "__main__.py", tmp_path / "__main__.py")
     return Project(tmp_path)
+
+
+def load_tool(name: str) -> ModuleType:
+    """tools/<name>.py, a development tool that is no package, as a module (registered, since dataclasses look their
+    module up)."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module

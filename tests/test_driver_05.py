@@ -5,12 +5,9 @@ from __future__ import annotations
 
 import ast
 import base64
-import importlib.util
 import subprocess
-import sys
 import tomllib
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -24,23 +21,13 @@ from gpu_dra.core.facts.nvidia_driver import ChartName, gate_conflicts
 from gpu_dra.core.render import chart_templates, charts
 from gpu_dra.core.render.nodes import is_bottlerocket, launch_template_settings
 
-from .conftest import ROOT, Project
+from .conftest import ROOT, Project, load_tool
 from .test_config import _problems, _set
 
 CHART_VALUES_DIR = ROOT / "tests" / "data" / "chart-values"
 
 
-def _load_tool() -> ModuleType:
-    path = ROOT / "tools" / "vendor_chart_values.py"
-    spec = importlib.util.spec_from_file_location("vendor_chart_values", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-tool = _load_tool()
+tool = load_tool("vendor_chart_values")
 
 
 # ------------------------------------------------------------------------------------------- vendored chart values

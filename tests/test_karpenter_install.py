@@ -6,14 +6,11 @@ what waits for what, stable names; nothing at all without the key. Also the vend
 from __future__ import annotations
 
 import base64
-import importlib.util
 import json
 import shutil
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -27,7 +24,7 @@ from gpu_dra.core.facts import karpenter_iam, pulumi_types
 from gpu_dra.core.render import charts, names, nodes, permissions
 from gpu_dra.core.render import karpenter as render
 
-from .conftest import ROOT, Project
+from .conftest import ROOT, Project, load_tool
 
 CLUSTER = "gpu-staging"  # stacks/Pulumi.staging.yaml
 SECURITY_GROUP = "sg-0123456789abcdef0"  # what the mocks answer for EKS's cluster security group
@@ -391,17 +388,7 @@ def test_an_up_outside_the_vpc_declares_the_aws_side_only(tmp_path: Path) -> Non
 
 
 # ------------------------------------------------------------------------------------------- the vendored template
-def _load_tool() -> ModuleType:
-    path = ROOT / "tools" / "vendor_karpenter_iam.py"
-    spec = importlib.util.spec_from_file_location("vendor_karpenter_iam", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-tool = _load_tool()
+tool = load_tool("vendor_karpenter_iam")
 
 
 def test_the_tool_regenerates_the_committed_module_from_the_committed_template(tmp_path: Path) -> None:

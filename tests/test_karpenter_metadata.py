@@ -3,33 +3,20 @@ tools/vendor_karpenter_dra.py writes from the vendored upstream Go files, and th
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
 from gpu_dra.core.facts import karpenter_dra
 from gpu_dra.core.facts.karpenter_dra import KARPENTER_DRA, SUPPORTED_VERSIONS, Version
 
-from .conftest import ROOT
+from .conftest import ROOT, load_tool
 
 VENDORED = ROOT / "tests" / "data" / "karpenter"
 
 
-def _load_tool() -> ModuleType:
-    path = ROOT / "tools" / "vendor_karpenter_dra.py"
-    spec = importlib.util.spec_from_file_location("vendor_karpenter_dra", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-tool = _load_tool()
+tool = load_tool("vendor_karpenter_dra")
 
 
 # ------------------------------------------------------------------------------------------- the generated module

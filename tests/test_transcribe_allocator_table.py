@@ -3,26 +3,14 @@ know instead of writing a table that differs from upstream's (the tables themsel
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 
+from .conftest import load_tool
 
-def _load_tool() -> ModuleType:
-    path = Path(__file__).parents[1] / "tools" / "transcribe_allocator_table.py"
-    spec = importlib.util.spec_from_file_location("transcribe_allocator_table", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-tool = _load_tool()
+tool = load_tool("transcribe_allocator_table")
 
 
 def _evaluate(go: str) -> Any:
