@@ -917,3 +917,20 @@ def test_a_gpu_group_being_replaced_in_prod_is_unprotected_for_that_change(proje
     # the same unprotected group judged with the repository's prod config, which does not allow its replacement
     assert placed(pack_findings(run, "prod")["eks-hardening"]) == [
         ("eks-hardening", registered(run, NODE_GROUP_TYPE, "gpu-prod-h100"), "")]
+
+
+def test_the_device_plugin_on_a_dra_nodepools_nodes_is_caught_on_the_nodepool() -> None:
+    """A Karpenter NodePool's nodes carry its template's labels and taints (as the engine shows the NodePool): the
+    device plugin at its chart's defaults would land on a DRA NodePool's nodes beside the DRA kubelet plugin."""
+    from gpu_dra.core.config.models import KarpenterNodePool
+    from gpu_dra.core.facts.pulumi_types import KARPENTER_NODE_POOL
+    from gpu_dra.core.render import karpenter
+
+    pool = KarpenterNodePool.model_validate({"name": "l40s", "instanceTypes": ["g6e.12xlarge"], "maxNodes": 2})
+    served_by_karpenter = add(remove(happy_resources(), L40S_GROUP),
+                              resource(KARPENTER_NODE_POOL, "gpu-prod-l40s", karpenter.node_pool(pool)))
+    assert "no-device-plugin-on-dra-nodes" not in run_rules(served_by_karpenter)
+    wide = mutate(served_by_karpenter, PLUGIN_CHART, ("values",), {"nvidiaDriverRoot": "/"})
+    [finding] = run_rules(wide)["no-device-plugin-on-dra-nodes"]
+    assert finding.object == urn(wide, "NodePool/gpu-prod-l40s")
+    assert finding.message.startswith("Karpenter NodePool l40s: both NVIDIA's device plugin and the DRA kubelet plugin")

@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 import pytest
+import yaml
 
 from gpu_dra.core.analysis.explain import Explainer
 from gpu_dra.core.analysis.features import features_for
@@ -17,7 +18,7 @@ from gpu_dra.core.facts.hardware import INSTANCE_TYPES
 from gpu_dra.core.facts.karpenter_dra import KARPENTER_DRA
 from gpu_dra.core.facts.target import Target
 
-from .conftest import Project
+from .conftest import ROOT, Project
 from .test_cli import gpu_dra
 from .test_config import _problems
 
@@ -200,3 +201,27 @@ def test_a_karpenter_release_whose_metadata_is_unread_is_refused(project: Projec
     [problem] = _problems(project, "staging")
     assert problem.startswith("stacks/Pulumi.staging.yaml: gpu-dra:karpenter.version: '1.15.2': gpu-dra installs "
                               "Karpenter 1.15.0, the releases whose DRA instance metadata it has read")
+
+
+def test_migrate_never_counts_on_karpenter_for_a_pod_asking_for_an_extended_resource(tmp_path: Any) -> None:
+    """staging (1.36) serves `nvidia.com/gpu` through the chart's gpu.nvidia.com class; a Deployment whose pods fit
+    only the A100 NodePool's nodes waits for a node Karpenter never launches for it (kubernetes-sigs/karpenter#3231),
+    while a DaemonSet's pods go to the nodes that exist, Karpenter's among them."""
+    from gpu_dra.core.analysis import migrate
+    from gpu_dra.core.config.loader import load_stack
+
+    from .test_migrate import deployment, read
+
+    on_a100 = {"nodeSelector": {"node.kubernetes.io/instance-type": "p4de.24xlarge"}}
+    batch = deployment("a100-batch", "ml-training", 8, **on_a100)
+    gpu_taint = [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
+    daemon = {**deployment("a100-exporter", "ml-training", 1, tolerations=gpu_taint, **on_a100), "kind": "DaemonSet"}
+    daemon["spec"] = {k: v for k, v in daemon["spec"].items() if k != "replicas"}
+    path = tmp_path / "workloads.yaml"
+    path.write_text(yaml.safe_dump_all([batch, daemon]))
+    workloads, claims = read(path, version="1.36")
+    found = {v.workload.name: v for v in migrate.plan(load_stack(ROOT, "staging"), workloads, claims).verdicts}
+    assert found["a100-batch"].placement.where == "nowhere"
+    assert ("only nodes of the stack's Karpenter NodePools fit it, and Karpenter launches none for a pod that asks "
+            "for an extended resource") in found["a100-batch"].placement.reason
+    assert found["a100-exporter"].placement.where == "mapping"

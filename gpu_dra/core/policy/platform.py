@@ -14,7 +14,7 @@ from gpu_dra.core.dra.claims import DeviceClass, RequestChoice, ResourceClaim
 from gpu_dra.core.dra.quantity import QuantityError, parse_quantity
 from gpu_dra.core.facts.labels import ALLOCATION_LABEL, NODE_GROUP_LABEL
 from gpu_dra.core.facts.nvidia import DEFAULT_CHART_VERSION
-from gpu_dra.core.facts.pulumi_types import NODE_GROUP
+from gpu_dra.core.facts.pulumi_types import KARPENTER_NODE_POOL, NODE_GROUP
 from gpu_dra.core.findings import Finding
 from gpu_dra.core.policy.resources import (
     DAEMON_SET_TYPE,
@@ -92,12 +92,32 @@ def no_device_plugin_on_dra_nodes(resources: list[Resource], context: Context) -
         views = [charts.NodeGroupView(str(p["name"]), {str(k): str(v) for k, v in (p.get("labels") or {}).items()},
                                       list(p.get("taints") or [])) for p in context.node_pools]
         by_name, kind = {view.name: None for view in views}, "node pool"
+    kinds = dict.fromkeys(by_name, kind)
+    for pool in (r for r in resources if r.type == KARPENTER_NODE_POOL):
+        if pool.unknown:  # its state, until the cluster exists
+            out.append(not_judged(rule, pool, "the NodePool's labels and taints", pool.unknown))
+            continue
+        view = _node_pool_view(pool)
+        views.append(view)
+        by_name[view.name], kinds[view.name] = pool, "Karpenter NodePool"
     shared = {name for dra in dra_plugins for plugin in device_plugins
               for name in charts.shared_gpu_nodes(views, dra, plugin)}
-    return out + [error(rule, f"{kind} {name}: both NVIDIA's device plugin and the DRA kubelet plugin would run "
-                        "there; each advertises every GPU, so pods would silently share them", by_name[name],
+    return out + [error(rule, f"{kinds[name]} {name}: both NVIDIA's device plugin and the DRA kubelet plugin would "
+                        "run there; each advertises every GPU, so pods would silently share them", by_name[name],
                         fix="keep each plugin's nodeSelector, affinity and tolerations to its own groups")
                   for name in sorted(shared, key=[v.name for v in views].index)]
+
+
+def _node_pool_view(pool: Resource) -> charts.NodeGroupView:
+    """The labels and taints a Karpenter NodePool's nodes carry: its template's (karpenter.sh/v1 NodePool
+    spec.template.metadata.labels and spec.template.spec.taints), and the karpenter.sh/nodepool label Karpenter
+    adds."""
+    spec = pool.props.get("spec") or {}
+    template = spec.get("template") or {}
+    name = str((pool.props.get("metadata") or {}).get("name") or pool.name)
+    labels = {str(k): str(v) for k, v in ((template.get("metadata") or {}).get("labels") or {}).items()}
+    taints = [dict(t) for t in (template.get("spec") or {}).get("taints") or []]
+    return charts.NodeGroupView(name, {**labels, "karpenter.sh/nodepool": name}, taints)
 
 
 def dra_driver_chart_pinned(resource: Resource, context: Context) -> list[Finding]:

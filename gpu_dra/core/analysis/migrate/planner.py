@@ -10,6 +10,7 @@ from typing import Any
 import kubernetes_validate
 
 from gpu_dra.core.analysis import placement as first_fit
+from gpu_dra.core.analysis.inventory import karpenter_pools
 from gpu_dra.core.analysis.migrate.explaining import PodExplainer, PodOutcome
 from gpu_dra.core.analysis.migrate.rewriting import Rewrite, claim_entry, rewrite
 from gpu_dra.core.analysis.migrate.stack_view import (
@@ -29,6 +30,7 @@ from gpu_dra.core.analysis.migrate.verdicts import (
     WorkloadVerdict,
 )
 from gpu_dra.core.analysis.migrate.workloads import Workload, pod_spec, schema_validate
+from gpu_dra.core.analysis.provisioning import only_launched
 from gpu_dra.core.analysis.stack_nodes import GroupView, group_views
 from gpu_dra.core.config.models import AllocationMode, ClaimTemplate, Stack
 from gpu_dra.core.dra.scheduling import schedules_on
@@ -50,6 +52,7 @@ class _Planner:
         self.teams = {team.namespace_name: team for team in stack.teams}
         self.suggested: dict[str, dict[str, ClaimTemplate]] = {}  # namespace -> templates suggested in this run
         self.tolerations = gpu_tolerations(self.views)
+        self.karpenter_pools = karpenter_pools(stack.config)  # whose nodes exist only once Karpenter launches them
 
     def runs_on(self, spec: Mapping[str, Any]) -> list[tuple[GroupView, str]]:
         """The nodes a DaemonSet's pods are made for: its pod template's node selection and tolerations (the
@@ -126,6 +129,12 @@ class _Planner:
         if report is None or not report.allocatable:
             reason = report.reason if report is not None else "no pod"
             return Reason(f"{names}, but {reason}", f"the {classes} mapping finds no node for it")
+        if workload.replicas is not None and only_launched(self.karpenter_pools, report.nodes):
+            # A DaemonSet's pods go to nodes that exist, Karpenter's among them; the others wait for a node.
+            return Reason(f"{names}, but only nodes of the stack's Karpenter NodePools fit it, and Karpenter launches "
+                          "none for a pod that asks for an extended resource: such a pod is no DRA pod to Karpenter, "
+                          "even where a DeviceClass maps the resource (kubernetes-sigs/karpenter#3231)",
+                          f"the {classes} mapping fits only nodes Karpenter never launches for it")
         if workload.replicas is None:
             fit = set(report.nodes)
             placement.mapped = sum(1 for _, n in nodes if n in fit)
