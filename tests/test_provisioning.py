@@ -161,6 +161,20 @@ def test_explain_says_where_karpenter_would_launch_and_which_template_it_never_w
     assert result.returncode == 1
 
 
+def test_a_pod_that_fits_only_nodes_karpenter_never_launches_is_not_allocatable(project: Project) -> None:
+    _karpenter_staging(project)
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ml-training"},
+           "spec": {"tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+                    "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "h100-full-memory"}],
+                    "containers": [{"name": "main", "image": "x", "resources": {"claims": [{"name": "gpu"}]}}]}}
+    (project.root / "pod.yaml").write_text(yaml.safe_dump(pod))
+    result = gpu_dra("explain", "--stack", "staging", "pod.yaml", cwd=project.root)
+    [line] = [line for line in result.stdout.splitlines() if line.startswith("pod ")]
+    assert line.startswith("pod ml-training/p (Pod): NOT allocatable: it fits only nodes Karpenter has not launched, "
+                           "and Karpenter 1.15.0 would never launch one for its template ml-training/h100-full-memory")
+    assert "memory 81152Mi is less than 81500Mi" in line and result.returncode == 1
+
+
 def test_the_pack_reports_the_template_karpenter_never_launches_a_node_for(project: Project) -> None:
     _karpenter_staging(project)
     result = gpu_dra("check", "--stack", "staging", "--format", "json", cwd=project.root)
@@ -171,10 +185,9 @@ def test_the_pack_reports_the_template_karpenter_never_launches_a_node_for(proje
     assert "Karpenter would never launch one for it: a100: p4de.24xlarge: request gpu: no device matches" in (
         found[0]["message"])
 
-    # served by a node group as well, the template is Karpenter's business no longer
+    # fitting a node group's nodes as well as the NodePool's, the template is Karpenter's business no longer
     project.edit_stack("staging", lambda c: c["gpu-dra:nodeGroups"].append(
-        {"name": "h100", "instanceTypes": ["p5.48xlarge"], "scaling": {"min": 0, "desired": 0, "max": 1}}))
-    project.edit_stack("staging", lambda c: c["gpu-dra:karpenter"]["nodePools"].pop(1))
+        {"name": "h100-group", "instanceTypes": ["p5.48xlarge"], "scaling": {"min": 0, "desired": 0, "max": 1}}))
     [stack] = json.loads(gpu_dra("check", "--stack", "staging", "--format", "json", cwd=project.root).stdout)["stacks"]
     assert not [v for v in stack["violations"] if v["policy"] == "dra-claim-provisionable"]
 
@@ -193,6 +206,15 @@ def test_nodepool_mistakes_name_their_key(project: Project, pool: dict[str, Any]
     _karpenter_staging(project, **pool)
     problems = _problems(project, "staging")
     assert len(problems) == 1 and expected in problems[0], problems
+
+
+def test_karpenter_needs_two_system_nodes(project: Project) -> None:
+    _karpenter_staging(project)
+    project.edit_stack("staging", lambda c: c["gpu-dra:cluster"].update(
+        systemNodeGroup={"instanceTypes": ["m7i.large"], "scaling": {"min": 1, "desired": 1, "max": 2}}))
+    [problem] = _problems(project, "staging")
+    assert problem.startswith("stacks/Pulumi.staging.yaml: gpu-dra:cluster.systemNodeGroup.scaling.desired: 1 system "
+                              "node, and Karpenter's controller runs two replicas that never share a node")
 
 
 def test_a_karpenter_release_whose_metadata_is_unread_is_refused(project: Project) -> None:
@@ -222,6 +244,18 @@ def test_migrate_never_counts_on_karpenter_for_a_pod_asking_for_an_extended_reso
     workloads, claims = read(path, version="1.36")
     found = {v.workload.name: v for v in migrate.plan(load_stack(ROOT, "staging"), workloads, claims).verdicts}
     assert found["a100-batch"].placement.where == "nowhere"
-    assert ("only nodes of the stack's Karpenter NodePools fit it, and Karpenter launches none for a pod that asks "
-            "for an extended resource") in found["a100-batch"].placement.reason
+    assert ("only nodes of the stack's Karpenter NodePools fit it, and Karpenter does not take a pod asking for an "
+            "extended resource for a DRA pod") in found["a100-batch"].placement.reason
     assert found["a100-exporter"].placement.where == "mapping"
+
+
+def test_a_finding_on_a_nodepool_points_at_its_entry_in_the_stack_file(project: Project) -> None:
+    """In a first preview the NodePools' state is unknown: what cannot be judged there is placed on each pool's
+    `gpu-dra:karpenter.nodePools[i]` line, as a node group's finding is on its own."""
+    _karpenter_staging(project)
+    result = gpu_dra("check", "--stack", "staging", "--first-preview", "--format", "json", cwd=project.root)
+    [stack] = json.loads(result.stdout)["stacks"]
+    lines = (project.root / "stacks" / "Pulumi.staging.yaml").read_text().splitlines()
+    placed = {v["resource"].rsplit("::", 1)[-1]: lines[v["line"] - 1].strip() for v in stack["notJudged"]
+              if v["resource"].endswith(("NodePool::gpu-staging-a100", "NodePool::gpu-staging-h100"))}
+    assert placed == {"gpu-staging-a100": "- name: a100", "gpu-staging-h100": "- name: h100"}

@@ -413,6 +413,10 @@ class _Locator:
             return self._stack_line("nodeGroups", groups.index(declared.name))
         if type_ == CHART or policy.resources.rendered_by_chart(urn):
             return self._driver_line(finding.path)  # the chart, or an object it renders
+        if "gpu-dra:karpenter:Karpenter$" in urn:  # a NodePool or EC2NodeClass named <cluster>-<pool>, or the rest
+            pools = [pool.name for pool in config.karpenter_node_pools]
+            pool = name.removeprefix(f"{config.cluster.name}-")
+            return self._stack_line("karpenter", *(("nodePools", pools.index(pool)) if pool in pools else ()))
         return self._stack_line("cluster")
 
     def _driver_line(self, path: str) -> tuple[str, int]:

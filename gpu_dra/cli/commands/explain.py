@@ -21,7 +21,7 @@ from gpu_dra.core.analysis.explain.gates import DROPPED_ON_WRITE
 from gpu_dra.core.analysis.explain.report import DroppedField
 from gpu_dra.core.analysis.explain.taints import TaintedInventory
 from gpu_dra.core.analysis.features import features_for
-from gpu_dra.core.analysis.inventory import Inventory
+from gpu_dra.core.analysis.inventory import Inventory, KarpenterPoolSpec
 from gpu_dra.core.analysis.pending import (
     SchedulerVerdict,
     hints,
@@ -144,15 +144,10 @@ def run(args: argparse.Namespace) -> int:
     if pending:
         in_use = named_holders(in_use, holders(objects))
     reports = [explainer.explain(claim, devices, in_use, nodes=[n.node for n in nodes] or None) for claim in claims]
-    if pools:  # the stack's fleet counts nodes Karpenter has not launched: would it ever, for each claim?
-        judge = KarpenterJudge(explainer)
-        for claim, report in zip(claims, reports, strict=True):
-            if report.allocatable and not any(only_launched(pools, [node]) for node in report.nodes):
-                continue  # served by node groups alone: Karpenter has no say
-            verdict = judge.judge(claim, pools)
-            report.karpenter = f"Karpenter {pools[0].version}: {verdict.summary()}"
-            report.karpenter_only = only_launched(pools, report.nodes) and not verdict.provisionable
     pod_reports = explain_pods(pods, everything, devices, explainer, in_use, nodes or None)
+    if pools:  # the stack's fleet counts nodes Karpenter has not launched: would it ever launch them?
+        _judge_karpenter(KarpenterJudge(explainer), pools, list(zip(claims, reports, strict=True)), pod_reports,
+                         everything)
     said = scheduler_verdicts(objects) if pending else {}
     free = untainted(nodes)
     advice = {pod.name: hints(pod, report, everything, devices, explainer, in_use, nodes, free)
@@ -348,6 +343,32 @@ def _drivers_selected(expressions: list[str]) -> set[str]:
 
 def _some(names: list[str], shown: int = 3) -> str:
     return ", ".join(names[:shown]) + (f" and {len(names) - shown} more" if len(names) > shown else "")
+
+
+def _judge_karpenter(judge: KarpenterJudge, pools: list[KarpenterPoolSpec],
+                     claim_reports: list[tuple[ResourceClaim, ClaimReport]], pod_reports: list[PodReport],
+                     everything: list[ResourceClaim]) -> None:
+    """Where only nodes of the stack's Karpenter NodePools fit, whether Karpenter would launch one: each claim's
+    verdict, and a pod that fits such nodes alone is not allocatable when one of its claims never gets one."""
+    release = f"Karpenter {pools[0].version}"
+    for claim, report in claim_reports:
+        if report.allocatable and not any(only_launched(pools, [node]) for node in report.nodes):
+            continue  # served by node groups alone: Karpenter has no say
+        verdict = judge.judge(claim, pools)
+        report.karpenter = f"{release}: {verdict.summary()}"
+        report.karpenter_only = only_launched(pools, report.nodes) and not verdict.provisionable
+    by_name = {claim.name: claim for claim in everything}
+    for pod_report in pod_reports:
+        if not pod_report.allocatable or not only_launched(pools, pod_report.nodes):
+            continue
+        for item in pod_report.claims:
+            own = by_name.get(item.source.split(" ", 1)[-1])
+            never = judge.judge(own, pools) if own is not None else None
+            if never is not None and not never.provisionable:
+                pod_report.allocatable, pod_report.node = False, None
+                pod_report.reason = (f"it fits only nodes Karpenter has not launched, and {release} would never "
+                                     f"launch one for its {item.source}: {never.summary().removeprefix('never: ')}")
+                break
 
 
 def _print_text(args: argparse.Namespace, reports: list[ClaimReport], pod_reports: list[PodReport],

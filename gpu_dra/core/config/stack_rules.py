@@ -199,6 +199,17 @@ def karpenter_fits_platform(parts: StackParts) -> Problems:
                                           "creates; an existing cluster's Karpenter nodes are gpu-dra:nodePools")
 
 
+def karpenter_has_two_system_nodes(parts: StackParts) -> Problems:
+    """Karpenter's controller runs two replicas that never share a node (the chart's podAntiAffinity on
+    kubernetes.io/hostname: aws/karpenter-provider-aws@v1.14.1:charts/karpenter/values.yaml), on the system nodes."""
+    if not parts.has("karpenter", "cluster.system_node_group") or not parts.config.karpenter:
+        return
+    if (desired := parts.config.cluster.system_node_group.scaling.desired) < 2:
+        yield KeyProblem("cluster", ("systemNodeGroup", "scaling", "desired"),
+                         f"{desired} system node, and Karpenter's controller runs two replicas that never share a "
+                         "node, on the system nodes: keep at least 2 (min and desired)")
+
+
 def gpu_node_names_unique(parts: StackParts) -> Problems:
     """A node group and a NodePool of one name would share the gpu-dra.io/node-group label their nodes carry."""
     if not parts.has("node_groups", "karpenter"):
@@ -396,7 +407,8 @@ def kubeconfig_fits_platform(parts: StackParts) -> Problems:
 # In the order their findings are reported.
 STACK_RULES: tuple[Callable[[StackParts], Problems], ...] = (
     each_node_group, node_group_names_unique, node_groups_one_driver, node_groups_fit_platform,
-    driver_values_fit_node_groups, karpenter_fits_platform, gpu_node_names_unique, node_pools_fit_platform,
+    driver_values_fit_node_groups, karpenter_fits_platform, karpenter_has_two_system_nodes, gpu_node_names_unique,
+    node_pools_fit_platform,
     node_pool_names_unique, node_pools_one_driver,
     device_class_names, legacy_mappings, access_entries,
     endpoint_admits_someone, prod_endpoint_not_open, deployer_reaches_endpoint, kubeconfig_fits_platform,

@@ -1,7 +1,7 @@
 """Will each claim template ever get a node? A template whose only nodes are ones Karpenter would launch is judged
 as Karpenter judges it before launch, from its release's DRA metadata (analysis/provisioning): a selector on an
-attribute Karpenter cannot know, a product no allowed type has, a firstAvailable request leave it Pending for good,
-with "no instance type can satisfy" in Karpenter's log as the only word of it."""
+attribute Karpenter cannot know, or a product or memory no allowed type has as Karpenter lists it, leave it Pending
+for good, with "no instance type can satisfy" in Karpenter's log as the only word of it."""
 
 from __future__ import annotations
 

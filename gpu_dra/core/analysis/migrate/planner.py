@@ -131,10 +131,11 @@ class _Planner:
             return Reason(f"{names}, but {reason}", f"the {classes} mapping finds no node for it")
         if workload.replicas is not None and only_launched(self.karpenter_pools, report.nodes):
             # A DaemonSet's pods go to nodes that exist, Karpenter's among them; the others wait for a node.
-            return Reason(f"{names}, but only nodes of the stack's Karpenter NodePools fit it, and Karpenter launches "
-                          "none for a pod that asks for an extended resource: such a pod is no DRA pod to Karpenter, "
-                          "even where a DeviceClass maps the resource (kubernetes-sigs/karpenter#3231)",
-                          f"the {classes} mapping fits only nodes Karpenter never launches for it")
+            return Reason(f"{names}, but only nodes of the stack's Karpenter NodePools fit it, and Karpenter does not "
+                          "take a pod asking for an extended resource for a DRA pod, even where a DeviceClass maps "
+                          "the resource (kubernetes-sigs/karpenter#3231): it sizes the pod by nvidia.com/gpu, which "
+                          "no device plugin registers on a DRA node, so no node it launches for the pod serves it",
+                          f"the {classes} mapping fits only nodes Karpenter would not launch to serve it")
         if workload.replicas is None:
             fit = set(report.nodes)
             placement.mapped = sum(1 for _, n in nodes if n in fit)
