@@ -37,7 +37,7 @@ if stack is None:
     except ConfigError as error:
         refuse(error)
 # The deploy itself, not its preview.
-if not offline and not pulumi.runtime.is_dry_run() and placeholders(stack):
-    refuse(ConfigError(placeholders(stack)))
+if not offline and not pulumi.runtime.is_dry_run() and (found := placeholders(stack)):
+    refuse(ConfigError(found))
 
 build(stack)

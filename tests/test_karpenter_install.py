@@ -21,13 +21,14 @@ from gpu_dra.core.config.loader import load_stack, stack_values
 from gpu_dra.core.data import helm_merge
 from gpu_dra.core.dra.scheduling import schedules_on
 from gpu_dra.core.facts import karpenter_iam, pulumi_types
+from gpu_dra.core.policy.engine.model import mock_cluster_security_group
 from gpu_dra.core.render import charts, names, nodes, permissions
 from gpu_dra.core.render import karpenter as render
 
 from .conftest import ROOT, Project, load_tool
 
 CLUSTER = "gpu-staging"  # stacks/Pulumi.staging.yaml
-SECURITY_GROUP = "sg-0123456789abcdef0"  # what the mocks answer for EKS's cluster security group
+SECURITY_GROUP = mock_cluster_security_group("gpu-staging")  # what the mocks answer for EKS's cluster group
 POOLS = [
     {"name": "l40s-burst", "instanceTypes": ["g6e.xlarge", "g6e.2xlarge"], "maxNodes": 4,
      "capacityTypes": ["spot", "on-demand"], "labels": {"example.com/team": "ml"},
@@ -58,17 +59,9 @@ def _with_karpenter(project: Project, pools: list[dict[str, Any]] | None = None,
 
 
 def _run(project: Project) -> ProgramRun:
-    """The staging program under mocks that also answer the cluster's security group (pulumi-eks reports EKS's own
-    group as clusterSecurityGroupId; the shared mocks answer no output they do not need)."""
-    def outputs(type_: str, name: str, inputs: dict[str, Any]) -> dict[str, Any]:
-        out = answer(type_, name, inputs)
-        return {**out, "clusterSecurityGroupId": SECURITY_GROUP} if type_ == pulumi_types.CLUSTER else out
-
-    answer = offline.mock_outputs
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(offline, "mock_outputs", outputs)
-        values, _ = stack_values(project.root, "staging")
-        return run_program(project.root, "staging", values)
+    """The staging program under mocks (which answer EKS's cluster security group: SECURITY_GROUP)."""
+    values, _ = stack_values(project.root, "staging")
+    return run_program(project.root, "staging", values)
 
 
 @pytest.fixture(scope="module")

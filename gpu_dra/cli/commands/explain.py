@@ -32,7 +32,7 @@ from gpu_dra.core.analysis.pending import (
     untainted,
 )
 from gpu_dra.core.analysis.pods import PodClaim, PodReport, PodSpec, explain_pods, nodes_from_objects, pods_from_objects
-from gpu_dra.core.analysis.provisioning import KarpenterJudge, only_launched
+from gpu_dra.core.analysis.provisioning import KarpenterJudge, Provisioning, launched_nodes, only_launched
 from gpu_dra.core.checks.manifest_lint import gate_sites
 from gpu_dra.core.dra.cel.lexer import tokenize
 from gpu_dra.core.dra.claims import (
@@ -349,21 +349,29 @@ def _judge_karpenter(judge: KarpenterJudge, pools: list[KarpenterPoolSpec],
                      claim_reports: list[tuple[ResourceClaim, ClaimReport]], pod_reports: list[PodReport],
                      everything: list[ResourceClaim]) -> None:
     """Where only nodes of the stack's Karpenter NodePools fit, whether Karpenter would launch one: each claim's
-    verdict, and a pod that fits such nodes alone is not allocatable when one of its claims never gets one."""
+    verdict, and a pod that fits such nodes alone is not allocatable when one of its claims never gets one. Each
+    claim is judged once, for itself and for the pods using it."""
     release = f"Karpenter {pools[0].version}"
+    verdicts: dict[str, Provisioning] = {}
+
+    def verdict(claim: ResourceClaim) -> Provisioning:
+        if claim.name not in verdicts:
+            verdicts[claim.name] = judge.judge(claim, pools)
+        return verdicts[claim.name]
+
     for claim, report in claim_reports:
-        if report.allocatable and not any(only_launched(pools, [node]) for node in report.nodes):
+        if report.allocatable and not launched_nodes(pools, report.nodes):
             continue  # served by node groups alone: Karpenter has no say
-        verdict = judge.judge(claim, pools)
-        report.karpenter = f"{release}: {verdict.summary()}"
-        report.karpenter_only = only_launched(pools, report.nodes) and not verdict.provisionable
+        found = verdict(claim)
+        report.karpenter = f"{release}: {found.summary()}"
+        report.karpenter_only = only_launched(pools, report.nodes) and not found.provisionable
     by_name = {claim.name: claim for claim in everything}
     for pod_report in pod_reports:
         if not pod_report.allocatable or not only_launched(pools, pod_report.nodes):
             continue
         for item in pod_report.claims:
             own = by_name.get(item.source.split(" ", 1)[-1])
-            never = judge.judge(own, pools) if own is not None else None
+            never = verdict(own) if own is not None else None
             if never is not None and not never.provisionable:
                 pod_report.allocatable, pod_report.node = False, None
                 pod_report.reason = (f"it fits only nodes Karpenter has not launched, and {release} would never "

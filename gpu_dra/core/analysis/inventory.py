@@ -240,7 +240,11 @@ class KarpenterPoolSpec:
         check): each of its instance types at the NodePool's node limit, as the DRA driver publishes them. A claim
         is judged alone there, so counting every type at the limit overstates the capacity only for claims judged
         together."""
-        return [GroupSpec(f"{self.name}-{itype}", itype, self.max_nodes, self.dra) for itype in self.instance_types]
+        return [GroupSpec(self.group(itype), itype, self.max_nodes, self.dra) for itype in self.instance_types]
+
+    def group(self, instance_type: str) -> str:
+        """The name the fleet gives the NodePool's nodes of one instance type (its nodes: <group>-<n>)."""
+        return f"{self.name}-{instance_type}"
 
 
 def karpenter_pools(config: StackConfig) -> list[KarpenterPoolSpec]:

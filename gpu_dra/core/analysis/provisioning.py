@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cache
 from typing import Any
 
 from gpu_dra.core.analysis.explain import Explainer
@@ -53,11 +54,22 @@ class Provisioning:
         return "never: " + _grouped(self.reasons)
 
 
+@cache
+def _launched_groups(pools: tuple[KarpenterPoolSpec, ...]) -> frozenset[str]:
+    return frozenset(pool.group(itype) for pool in pools for itype in pool.instance_types)
+
+
+def launched_nodes(pools: Sequence[KarpenterPoolSpec], nodes: Sequence[str]) -> list[str]:
+    """The nodes among `nodes` that are NodePools' not yet launched ones (KarpenterPoolSpec.fleet names them
+    <group>-<n>)."""
+    groups = _launched_groups(tuple(pools))
+    return [node for node in nodes if node.rsplit("-", 1)[0] in groups]
+
+
 def only_launched(pools: Sequence[KarpenterPoolSpec], nodes: Sequence[str]) -> bool:
-    """Whether every node is one of the NodePools' not yet launched nodes (KarpenterPoolSpec.fleet names them
-    <pool>-<type>-<n>): a claim allocatable there alone waits on Karpenter's own judgement."""
-    launched = {spec.name for pool in pools for spec in pool.fleet()}
-    return bool(nodes) and all(node.rsplit("-", 1)[0] in launched for node in nodes)
+    """Whether every node is one of the NodePools' not yet launched nodes: a claim allocatable there alone waits on
+    Karpenter's own judgement."""
+    return bool(nodes) and len(launched_nodes(pools, nodes)) == len(nodes)
 
 
 def _attribute(value: karpenter_dra.AttributeValue) -> dict[str, Any]:
@@ -77,8 +89,10 @@ def _template_device(gpu: KarpenterGpu, bound: bool) -> SliceDevice:
     return SliceDevice(gpu.name, attributes, dict(gpu.capacity))
 
 
+@cache
 def template_inventory(version: str, instance_type: str) -> Inventory | None:
-    """One node of `instance_type` as Karpenter `version` pictures it before launch, or None without metadata."""
+    """One node of `instance_type` as Karpenter `version` pictures it before launch, or None without metadata; made
+    once a process (the vendored metadata does not change)."""
     gpus = KARPENTER_DRA[version].get(instance_type)
     if gpus is None:
         return None
@@ -134,18 +148,10 @@ def karpenter_view(claim: ResourceClaim, classes: Mapping[str, Sequence[str]]) -
 
 
 class KarpenterJudge:
-    """Claims judged against the NodePools' instance types, one template node per type, each explained once."""
+    """Claims judged against the NodePools' instance types, one template node per type (template_inventory)."""
 
     def __init__(self, explainer: Explainer):
         self.explainer = explainer
-        self._inventories: dict[tuple[str, str], Inventory | None] = {}
-
-    def _inventory(self, version: str, instance_type: str) -> Inventory | None:
-        key = (version, instance_type)
-        if key not in self._inventories:
-            self._inventories[key] = template_inventory(version, instance_type)
-        return self._inventories[key]
-
     def judge(self, claim: ResourceClaim, pools: Sequence[KarpenterPoolSpec]) -> Provisioning:
         verdict = Provisioning(claim.name)
         judged, refusal = karpenter_view(claim, self.explainer.classes)
@@ -158,7 +164,7 @@ class KarpenterJudge:
                 continue
             served, why = [], {}
             for instance_type in pool.instance_types:
-                inventory = self._inventory(pool.version, instance_type)
+                inventory = template_inventory(pool.version, instance_type)
                 if inventory is None:
                     why[instance_type] = f"Karpenter {pool.version} has no DRA metadata for it"
                     continue

@@ -8,14 +8,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from gpu_dra.core.analysis.inventory import pool_spec
+from gpu_dra.core.analysis.inventory import karpenter_pools, pool_spec
 from gpu_dra.core.analysis.pods import ClusterNode
 from gpu_dra.core.analysis.pools import Node
 from gpu_dra.core.config.models import NodeGroup, NodePool, Stack
 from gpu_dra.core.facts.hardware import INSTANCE_TYPES
 from gpu_dra.core.facts.labels import SYSTEM_NODE_LABEL
 from gpu_dra.core.facts.target import Platform
-from gpu_dra.core.render.nodes import node_labels, node_taints, well_known_labels
+from gpu_dra.core.render.nodes import node_labels, node_taints, taint_object, well_known_labels
 
 
 @dataclass(frozen=True)
@@ -39,10 +39,6 @@ class GroupView:
         return f"{self.nodes} x {self.instance_type}, {self.gpus} x {self.model} each"
 
 
-def _taint(key: str, value: str | None, effect: str) -> dict[str, str]:
-    return {"key": key, **({"value": value} if value else {}), "effect": effect}
-
-
 def group_views(stack: Stack) -> list[GroupView]:
     """The stack's GPU node groups and Karpenter NodePools (or an existing cluster's pools) and, on EKS, the system
     group, with the labels and taints their nodes carry: gpu-dra's (render/nodes), EKS's node group label or
@@ -55,23 +51,24 @@ def group_views(stack: Stack) -> list[GroupView]:
             itype = INSTANCE_TYPES[group.instance_types[0]]
             labels = {**node_labels(group), "eks.amazonaws.com/nodegroup": f"{config.cluster.name}-{group.name}",
                       **well_known_labels(itype.name)}
-            taints = tuple(_taint(t.key, t.value, t.effect.value) for t in node_taints(group))
+            taints = tuple(map(taint_object, node_taints(group)))
             nodes, gpus, model, name = group.scaling.max, itype.gpus, itype.gpu.product_name, itype.name
         else:
             assert isinstance(group, NodePool)
             hardware = pool_spec(group).hardware()
             labels = dict(group.labels)
-            taints = tuple(_taint(t.key, t.value, t.effect.value) for t in group.taints)
+            taints = tuple(map(taint_object, group.taints))
             nodes, gpus = group.nodes, hardware.gpus if hardware else 0
             model = hardware.gpu.product_name if hardware else str(group.gpu_model)
             name = group.instance_type or f"{group.gpu_count} x {group.gpu_model}"
             labels |= {"kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64"}
         views.append(GroupView(group.name, group.allocation_mode.value, nodes, gpus, model, name, labels, taints))
-    for pool in config.karpenter_node_pools:  # each instance type at the node limit, as inventory.synthesize
-        taints = tuple(_taint(t.key, t.value, t.effect.value) for t in node_taints(pool))
+    # each instance type at the node limit, as inventory.synthesize
+    for pool, spec in zip(config.karpenter_node_pools, karpenter_pools(config), strict=True):
+        taints = tuple(map(taint_object, node_taints(pool)))
         for itype in map(INSTANCE_TYPES.__getitem__, pool.instance_types):
             labels = {**node_labels(pool), "karpenter.sh/nodepool": pool.name, **well_known_labels(itype.name)}
-            views.append(GroupView(f"{pool.name}-{itype.name}", pool.allocation_mode.value, pool.max_nodes,
+            views.append(GroupView(spec.group(itype.name), pool.allocation_mode.value, pool.max_nodes,
                                    itype.gpus, itype.gpu.product_name, itype.name, labels, taints))
     if config.cluster.platform is Platform.eks:
         system = config.cluster.system_node_group

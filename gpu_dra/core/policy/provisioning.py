@@ -5,6 +5,7 @@ for good, with "no instance type can satisfy" in Karpenter's log as the only wor
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from functools import lru_cache
 
@@ -32,8 +33,7 @@ def dra_claim_provisionable(resources: list[Resource], context: Context) -> list
     known = [r for r in dra_objects(resources) if not r.unknown]
     target = context.target
     verdicts = dict(_verdicts(json.dumps([
-        [plain(r.props) for r in known], [vars(p) | {"instance_types": list(p.instance_types)}
-                                          for p in context.karpenter_pools],
+        [plain(r.props) for r in known], [dataclasses.asdict(p) for p in context.karpenter_pools],
         [target.kubernetes_version, target.platform.value, dict(target.feature_gates), list(target.driver_level)],
         target.enabled("DRAConsumableCapacity")])))
     for claim, resource in only_karpenter:
@@ -54,8 +54,7 @@ def _verdicts(stack: str) -> tuple[tuple[str, str], ...]:
     objects, pools, (version, platform, gates, level), consumable = json.loads(stack)
     target = Target(version, Platform(platform), gates, (level[0], level[1]))
     judge = KarpenterJudge(Explainer(classes_from_objects(objects), consumable, features_for(target)))
-    specs = [KarpenterPoolSpec(p["name"], tuple(p["instance_types"]), p["dra"], p["version"], p["max_nodes"])
-             for p in pools]
+    specs = [KarpenterPoolSpec(**{**p, "instance_types": tuple(p["instance_types"])}) for p in pools]
     found = []
     for claim in claims_from_objects(objects):
         verdict = judge.judge(claim, specs)

@@ -19,7 +19,13 @@ from gpu_dra.core.config.models import AllocationMode, KarpenterNodePool, StackC
 from gpu_dra.core.facts import karpenter
 from gpu_dra.core.facts import karpenter_iam as template
 from gpu_dra.core.facts.labels import SYSTEM_NODE_LABEL
-from gpu_dra.core.render.nodes import BOTTLEROCKET_DEVICE_PLUGIN_OFF, node_labels, node_taints
+from gpu_dra.core.render.nodes import (
+    BOTTLEROCKET_DEVICE_PLUGIN_OFF,
+    node_labels,
+    node_taints,
+    taint_object,
+    well_known_labels,
+)
 
 NODE_CLASS_KIND = "EC2NodeClass"
 NODE_POOL_KIND = "NodePool"
@@ -175,10 +181,6 @@ def controller_chart_values(config: StackConfig) -> dict[str, Any]:
     }
 
 
-def _arch(pool: KarpenterNodePool) -> str:
-    return "arm64" if pool.cpu_arch == "arm64" else "amd64"
-
-
 def _volume(device: str, size: str) -> dict[str, Any]:
     return {"deviceName": device, "ebs": {"volumeSize": size, "volumeType": "gp3", "encrypted": True,
                                           "deleteOnTermination": True}}
@@ -224,8 +226,8 @@ def ec2_node_class(pool: KarpenterNodePool, role: Any, subnet_ids: Sequence[Any]
 def node_pool(pool: KarpenterNodePool) -> dict[str, Any]:
     """The NodePool: the pool's instance types, capacity types and architecture; at most max_nodes nodes; its
     consolidation; its nodes labelled and tainted as a node group's."""
-    taints = [{"key": t.key, **({"value": t.value} if t.value else {}), "effect": t.effect.value}
-              for t in node_taints(pool)]
+    taints = [taint_object(taint) for taint in node_taints(pool)]
+    arch = well_known_labels(pool.instance_types[0])["kubernetes.io/arch"]  # one architecture per pool (config)
     return {
         "apiVersion": karpenter.NODE_POOL_API,
         "kind": NODE_POOL_KIND,
@@ -240,7 +242,7 @@ def node_pool(pool: KarpenterNodePool) -> dict[str, Any]:
                         {"key": "node.kubernetes.io/instance-type", "operator": "In",
                          "values": list(pool.instance_types)},
                         {"key": "karpenter.sh/capacity-type", "operator": "In", "values": list(pool.capacity_types)},
-                        {"key": "kubernetes.io/arch", "operator": "In", "values": [_arch(pool)]},
+                        {"key": "kubernetes.io/arch", "operator": "In", "values": [arch]},
                     ],
                     "taints": taints,
                 },

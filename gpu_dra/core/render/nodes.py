@@ -58,6 +58,11 @@ def node_labels(group: NodeGroup | KarpenterNodePool) -> dict[str, str]:
     return labels
 
 
+def taint_object(taint: Taint) -> dict[str, str]:
+    """A taint as a Node's spec.taints (and a NodePool's template) writes it: no value key when it has none."""
+    return {"key": taint.key, **({"value": taint.value} if taint.value else {}), "effect": taint.effect.value}
+
+
 def well_known_labels(instance_type: str) -> dict[str, str]:
     """The labels the kubelet sets on every node, beside the node group's own: its instance type, OS and CPU
     architecture (https://kubernetes.io/docs/reference/labels-annotations-taints/). Pods select them too."""

@@ -79,10 +79,6 @@ class KarpenterNodePool(Model):
         return self
 
     @property
-    def cpu_arch(self) -> str:
-        return INSTANCE_TYPES[self.instance_types[0]].cpu_arch
-
-    @property
     def driver(self) -> DriverSource:
         """Where the NVIDIA driver lives: on the host, as the AMI aliases' NVIDIA variants install it."""
         return DriverSource.host
