@@ -34,7 +34,7 @@ check: $(STAMP)
 	$(BIN)/gpu-dra check --all-stacks
 
 pack-config: $(STAMP)
-	for s in dev staging prod; do $(BIN)/gpu-dra check --stack $$s --pack-config > policies/config.$$s.json; done
+	for s in dev staging prod automode; do $(BIN)/gpu-dra check --stack $$s --pack-config > policies/config.$$s.json; done
 
 # The CrossGuard pack as a folder that stands alone (docs/policy-pack.md), with the venv PulumiPolicy.yaml names:
 # `pulumi preview --policy-pack $(PACK) --policy-pack-config policies/config.$(STACK).json`, `pulumi policy publish`.

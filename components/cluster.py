@@ -9,6 +9,7 @@ project carries one AWS SDK instead of two.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import pulumi
@@ -19,8 +20,8 @@ from pulumi.runtime.config import is_config_secret
 
 from components import karpenter
 from gpu_dra.core.config.models import AccessEntry, Cluster, NodeGroup, Scaling, Stack
+from gpu_dra.core.facts import auto_mode, labels
 from gpu_dra.core.facts import eks as eks_facts
-from gpu_dra.core.facts import labels
 from gpu_dra.core.facts.target import Platform
 from gpu_dra.core.render import names, network, nodes
 
@@ -155,12 +156,21 @@ class EksCluster(pulumi.ComponentResource):
         protected = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(protect=protect))
         self.secrets_key = aws.kms.Key(f"{name}-secrets", description=f"EKS secrets envelope encryption for {name}",
                                        enable_key_rotation=True, deletion_window_in_days=30, opts=protected)
-        self.node_role = aws.iam.Role(f"{name}-node", assume_role_policy=json.dumps({
-            "Version": "2012-10-17",
-            "Statement": [{"Effect": "Allow", "Principal": {"Service": "ec2.amazonaws.com"},
-                           "Action": "sts:AssumeRole"}]}), opts=child)
-        for key, arn in NODE_POLICY_ARNS.items():
-            aws.iam.RolePolicyAttachment(f"{name}-node-{key}", role=self.node_role.name, policy_arn=arn, opts=child)
+        auto_mode = stack.config.auto_mode is not None
+        # The managed node groups' role. Auto Mode's nodes run as the role pulumi-eks creates with the cluster
+        # (autoMode.createNodeRole, true by default: AmazonEKSWorkerNodeMinimalPolicy and
+        # AmazonEC2ContainerRegistryPullOnly, pulumi/pulumi-eks@7bf0c1b1:nodejs/eks/cluster/cluster.ts:626-647), and
+        # "EKS automatically creates an Access Entry for the Node IAM Role during cluster creation" (EKS user guide,
+        # create-node-class.html): there is no node group here for this one.
+        self.node_role: aws.iam.Role | None = None
+        if not auto_mode:
+            self.node_role = aws.iam.Role(f"{name}-node", assume_role_policy=json.dumps({
+                "Version": "2012-10-17",
+                "Statement": [{"Effect": "Allow", "Principal": {"Service": "ec2.amazonaws.com"},
+                               "Action": "sts:AssumeRole"}]}), opts=child)
+            for key, arn in NODE_POLICY_ARNS.items():
+                aws.iam.RolePolicyAttachment(f"{name}-node-{key}", role=self.node_role.name, policy_arn=arn,
+                                             opts=child)
         access_entries = {e.name: _access_entry(e) for e in config.access_entries}
         # Karpenter's nodes join as its node role, which needs an access entry of type EC2_LINUX (aws eks
         # create-access-entry --type EC2_LINUX: aws/karpenter-provider-aws@6213161c website/content/en/preview/
@@ -179,6 +189,13 @@ class EksCluster(pulumi.ComponentResource):
             authentication_mode=eks.AuthenticationMode.API,
             access_entries=access_entries,
             skip_default_node_group=True,
+            # Auto Mode: pulumi-eks enables compute (with the built-in general-purpose and system NodePools, whose
+            # default NodeClass the GPU NodePools use), block storage and load balancing together, gives the cluster
+            # role the Auto Mode policies and sts:TagSession, and creates the cluster without the self-managed
+            # add-ons (cluster.ts:513-545, 612-700), as EKS requires (https://docs.aws.amazon.com/eks/latest/
+            # userguide/create-cluster-auto.html; "The compute, block storage, and load balancing capabilities must
+            # all be enabled or disabled in the same request").
+            auto_mode=eks.AutoModeOptionsArgs(enabled=True) if auto_mode else None,
             # pulumi-eks's own cluster and node security groups serve only its self-managed node groups: managed
             # node groups, with no security group in their launch template, get EKS's cluster security group
             # (https://docs.aws.amazon.com/eks/latest/userguide/sec-group-reqs.html). Skipped, pulumi-eks reports
@@ -224,9 +241,31 @@ class EksCluster(pulumi.ComponentResource):
                 cidr_blocks=list(config.deployer_cidrs), security_group_id=self.cluster.cluster_security_group_id,
                 description="pulumi up and kubectl inside the VPC (gpu-dra:cluster.deployFrom)", opts=child)
 
+        self.system_node_group: pulumi.Resource | None = None
+        self.gpu_node_groups: list[pulumi.Resource] = []
+        if self.node_role is None:  # Auto Mode: its built-in NodePools and the GPU NodePools (components/auto_mode)
+            self._addons(config, None, child)
+        else:
+            self._node_groups(stack, self.node_role, plan, subnet_ids, child)
+
+        # Its credentials reach the cluster as admin: a secret wherever it flows (state, outputs, the provider).
+        self.kubeconfig: pulumi.Output[str] = pulumi.Output.secret(self.cluster.kubeconfig_json)
+        self.register_outputs({"kubeconfig": self.kubeconfig})
+
+    @property
+    def node_groups(self) -> list[pulumi.Resource]:
+        """The system and GPU node groups: what the charts' pods need to land (none on Auto Mode)."""
+        return [group for group in [self.system_node_group, *self.gpu_node_groups] if group is not None]
+
+    def _node_groups(self, stack: Stack, node_role: aws.iam.Role, plan: network.NetworkPlan,
+                     subnet_ids: Callable[[tuple[network.SubnetRef, ...]], list[pulumi.Input[str]]],
+                     child: pulumi.ResourceOptions) -> None:
+        """The system node group, the add-ons (coredns lands on it), and the GPU node groups."""
+        config, name, protect = stack.config.cluster, stack.config.cluster.name, stack.config.protect
+        private_subnets = self.private_subnet_ids
         system = config.system_node_group
         system_group = eks.ManagedNodeGroup(
-            f"{name}-system", cluster=self.cluster, node_role=self.node_role,
+            f"{name}-system", cluster=self.cluster, node_role=node_role,
             node_group_name_prefix=f"{name}-system-", instance_types=list(system.instance_types),
             ami_type=system.ami_type, subnet_ids=private_subnets,
             scaling_config=_scaling(system.scaling),
@@ -234,7 +273,6 @@ class EksCluster(pulumi.ComponentResource):
         self._addons(config, system_group, child)
 
         self.system_node_group = system_group
-        self.gpu_node_groups: list[pulumi.Resource] = []
         for group in stack.config.node_groups:
             group_name = names.node_group(name, group.name)
             settings = nodes.launch_template_settings(group)
@@ -248,7 +286,7 @@ class EksCluster(pulumi.ComponentResource):
             self.gpu_node_groups.append(eks.ManagedNodeGroup(
                 # A name prefix (EKS adds a suffix) lets a replacement group be created before the old one goes;
                 # the version is explicit because pulumi-eks copies it only when no launch template is given.
-                group_name, cluster=self.cluster, node_role=self.node_role, node_group_name_prefix=f"{group_name}-",
+                group_name, cluster=self.cluster, node_role=node_role, node_group_name_prefix=f"{group_name}-",
                 version=config.kubernetes_version,
                 instance_types=None if settings.instance_type else list(group.instance_types),
                 ami_type=group.ami_type.value,
@@ -266,20 +304,18 @@ class EksCluster(pulumi.ComponentResource):
                 launch_template={"id": template.id, "version": template.latest_version.apply(str)},
                 opts=group_protected))
 
-        # Its credentials reach the cluster as admin: a secret wherever it flows (state, outputs, the provider).
-        self.kubeconfig: pulumi.Output[str] = pulumi.Output.secret(self.cluster.kubeconfig_json)
-        self.register_outputs({"kubeconfig": self.kubeconfig})
-
-    def _addons(self, config: Cluster, system_group: pulumi.Resource, opts: pulumi.ResourceOptions) -> None:
+    def _addons(self, config: Cluster, system_group: pulumi.Resource | None, opts: pulumi.ResourceOptions) -> None:
         """The usual EKS add-ons, adopting the self-managed copies EKS installs at creation (OVERWRITE), each at its
         pinned version or EKS's default one for the stack's kubernetesVersion: EKS updates no add-on with the
         cluster, so a version bump updates them here, after the control plane they depend on.
 
-        coredns waits for the system node group: its pods need a node to become healthy.
+        coredns waits for the system node group: its pods need a node to become healthy. On Auto Mode (no system
+        node group) only the add-ons Auto Mode does not run itself (facts/auto_mode.ADDONS).
         """
         self.addons: dict[str, aws.eks.Addon] = {}
-        for addon in eks_facts.EKS_ADDONS:
-            after: list[pulumi.Resource] = [self.cluster, system_group] if addon == "coredns" else [self.cluster]
+        for addon in eks_facts.EKS_ADDONS if system_group is not None else auto_mode.ADDONS:
+            after: list[pulumi.Resource] = ([self.cluster, system_group] if addon == "coredns" and system_group
+                                            else [self.cluster])
             version: pulumi.Input[str] = config.addon_versions.get(addon) or aws.eks.get_addon_version_output(
                 addon_name=addon, kubernetes_version=config.kubernetes_version, most_recent=False,
                 opts=pulumi.InvokeOutputOptions(provider=self.aws_provider)).version
@@ -338,7 +374,7 @@ def cluster_access(stack: Stack) -> tuple[ClusterAccess, dict[str, pulumi.Input]
         return ClusterAccess(provider, []), {"clusterName": config.name}
     cluster = EksCluster(stack)
     on_karpenter = None
-    if cluster.karpenter_node_role is not None:
+    if cluster.karpenter_node_role is not None and cluster.system_node_group is not None:  # never with Auto Mode
         on_karpenter = karpenter.KarpenterCluster(
             name=config.name, region=str(config.region), aws_provider=cluster.aws_provider, cluster=cluster.cluster,
             node_role=cluster.karpenter_node_role, subnet_ids=cluster.private_subnet_ids,
@@ -351,7 +387,7 @@ def cluster_access(stack: Stack) -> tuple[ClusterAccess, dict[str, pulumi.Input]
         "gpuNodeGroups": nodes.gpu_summary(stack.config),
     }
     if not config.deploys_in_cluster_layer:
-        return ClusterAccess(None, [cluster.system_node_group, *cluster.gpu_node_groups], on_karpenter), outputs
+        return ClusterAccess(None, cluster.node_groups, on_karpenter), outputs
     # The cluster's name identifies it: with clusterIdentifier set and unchanged, a kubeconfig that changes or is
     # computed (any update of the EKS cluster makes it unknown in preview) updates the provider instead of replacing
     # it and every Kubernetes object with it (https://www.pulumi.com/registry/packages/kubernetes/api-docs/provider/,
@@ -363,4 +399,4 @@ def cluster_access(stack: Stack) -> tuple[ClusterAccess, dict[str, pulumi.Input]
     provider = k8s.Provider("cluster", kubeconfig=_once_the_vpc_exists(stack, cluster), cluster_identifier=config.name,
                             opts=pulumi.ResourceOptions(parent=cluster, additional_secret_outputs=["kubeconfig"],
                                                         depends_on=[r for r in [cluster.deployer_rule] if r]))
-    return ClusterAccess(provider, [cluster.system_node_group, *cluster.gpu_node_groups], on_karpenter), outputs
+    return ClusterAccess(provider, cluster.node_groups, on_karpenter), outputs

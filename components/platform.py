@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pulumi
 
+from components.auto_mode import AutoModeNodePools
 from components.cluster import cluster_access
 from components.dra import DeviceClasses, TeamResources
 from components.driver import GpuDrivers
@@ -32,7 +33,10 @@ def build(stack: Stack) -> None:
         pulumi.export("inClusterLayer", IN_CLUSTER_LAYER_DEFERRED)
         return
     on_cluster = pulumi.ResourceOptions(provider=access.provider)
-    GpuDrivers(stack.config, access.node_groups, on_cluster)
+    if stack.config.installs_driver_chart:
+        GpuDrivers(stack.config, access.node_groups, on_cluster)
+    else:  # Auto Mode runs NVIDIA's DRA driver on its nodes itself
+        AutoModeNodePools(stack.config, on_cluster)
     DeviceClasses(stack, on_cluster)
     for team in stack.teams:
         TeamResources(team, on_cluster, protect=stack.config.protects_team_namespaces)

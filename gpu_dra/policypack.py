@@ -53,6 +53,10 @@ CONTEXT_SCHEMA = PolicyConfigSchema(properties={
     "nodePools": {"type": "array", "items": {"type": "object"},
                   "description": "An existing cluster's GPU node pools: name, instanceType (or gpuModel and gpus), "
                                  "maxNodes, dra, labels, taints"},
+    "karpenter": {"type": "object", "description": "The stack's Karpenter: version, nodePools (name, instanceTypes, "
+                                                   "maxNodes, dra)"},
+    "autoMode": {"type": "object", "description": "The stack's EKS Auto Mode GPU NodePools: nodePools (name, "
+                                                  "instanceTypes, maxNodes)"},
     "legacyWorkloads": {"type": "array", "items": {"type": "object"},
                         "description": "The workloads team files name that need the device plugin: workload, team, "
                                        "teamFile, line, file, pods, gpus, other, nodeSelector, affinity, "

@@ -15,7 +15,8 @@ import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
-STACKS = ("dev", "staging", "prod")
+STACKS = ("dev", "staging", "prod")  # the environments, each on node groups and the driver chart
+ALL_STACKS = (*STACKS, "automode")  # and the EKS Auto Mode example (tests/test_auto_mode.py)
 
 
 def named(items: Iterable[Any], name: str) -> Any:

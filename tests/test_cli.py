@@ -109,7 +109,7 @@ def test_program_itself_rejects_bad_config_before_registering(project: Project) 
 def test_unknown_stack_is_a_usage_error() -> None:
     result = gpu_dra("preview", "--stack", "qa")
     assert result.returncode == 2
-    assert "stacks/Pulumi.qa.yaml: no such stack file; stacks here: dev, prod, staging" in result.stderr
+    assert "stacks/Pulumi.qa.yaml: no such stack file; stacks here: automode, dev, prod, staging" in result.stderr
 
 
 def test_outside_a_project_is_a_usage_error(tmp_path: Path) -> None:
@@ -178,7 +178,7 @@ def test_check_reports_every_stack_then_exits_2_on_a_config_error(project: Proje
     result = gpu_dra("--project-dir", str(project.root), "check", "--all-stacks", "--format", "json")
     assert result.returncode == 2
     stacks = {entry["stack"]: entry for entry in json.loads(result.stdout)["stacks"]}
-    assert sorted(stacks) == ["dev", "prod", "staging"]
+    assert sorted(stacks) == ["automode", "dev", "prod", "staging"]
     [error] = [e for e in stacks["prod"]["configErrors"] if e["path"] == "gpu-dra:cluster.nmae"]
     assert (error["file"], error["line"], error["rule"]) == ("stacks/Pulumi.prod.yaml", line, "config")
     assert f"stacks/Pulumi.prod.yaml:{line}: gpu-dra:cluster.nmae: unknown key" in result.stderr

@@ -130,7 +130,7 @@ STACK_MISTAKES = [
      "gpu-dra:legacyMappings[0].deviceClass: 'gpu-h200' is not declared in gpu-dra:deviceClasses"),
     ("unknown-team", ["gpu-dra:teams", "finance"], {},
      "stacks/Pulumi.prod.yaml: gpu-dra:teams.finance: no team file stacks/teams/finance.yaml; create it, or host one "
-     "of the teams that have a file: inference, ops, research, training"),
+     "of the teams that have a file: inference, ops, research, serving, training"),
     ("driver-in-default-namespace", ["gpu-dra:draDriver", "namespace"], "default",
      "gpu-dra:draDriver.namespace: the chart refuses the default namespace"),
     ("driver-version-range", ["gpu-dra:draDriver", "version"], "^0.4",

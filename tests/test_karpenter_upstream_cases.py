@@ -19,9 +19,10 @@ import yaml
 
 from gpu_dra.core.analysis.explain import Explainer
 from gpu_dra.core.analysis.features import features_for
-from gpu_dra.core.analysis.provisioning import KarpenterJudge, KarpenterPoolSpec
+from gpu_dra.core.analysis.provisioning import LaunchedPool, ProvisioningJudge
 from gpu_dra.core.dra.claims import parse_claim
 from gpu_dra.core.facts.karpenter_dra import KARPENTER_DRA, KarpenterGpu
+from gpu_dra.core.facts.nvidia import DEFAULT_LEVEL
 from gpu_dra.core.facts.target import Target
 
 TABLE: dict[str, Any] = yaml.safe_load(
@@ -53,8 +54,9 @@ def _cases() -> list[Any]:
 def test_gpu_dra_judges_the_upstream_case_as_karpenter_does(case: dict[str, Any]) -> None:
     claim = parse_claim(case["claim"])
     assert claim is not None
-    judge = KarpenterJudge(Explainer(case["classes"], features=features_for(Target(TABLE["kubernetes_minor"]))))
-    pool = KarpenterPoolSpec(POOL, _types(case["instance_types"]), dra=case.get("dra", True), version=KARPENTER)
+    judge = ProvisioningJudge(Explainer(case["classes"], features=features_for(Target(TABLE["kubernetes_minor"]))),
+                              DEFAULT_LEVEL)
+    pool = LaunchedPool(POOL, _types(case["instance_types"]), dra=case.get("dra", True), version=KARPENTER)
     verdict = judge.judge(claim, [pool])
     if case["expected"] == "never":
         assert not verdict.provisionable, verdict.summary()

@@ -12,10 +12,11 @@ import yaml
 
 from gpu_dra.core.analysis.explain import Explainer
 from gpu_dra.core.analysis.features import features_for
-from gpu_dra.core.analysis.provisioning import KarpenterJudge, KarpenterPoolSpec, Provisioning
+from gpu_dra.core.analysis.provisioning import LaunchedPool, Provisioning, ProvisioningJudge
 from gpu_dra.core.dra.claims import ResourceClaim, parse_claim
 from gpu_dra.core.facts.hardware import INSTANCE_TYPES
 from gpu_dra.core.facts.karpenter_dra import KARPENTER_DRA
+from gpu_dra.core.facts.nvidia import DEFAULT_LEVEL
 from gpu_dra.core.facts.target import Target
 
 from .conftest import ROOT, Project
@@ -41,7 +42,7 @@ def _exactly(name: str = "gpu", device_class: str = GPU, count: int = 1, *select
 
 def _judge(claim: ResourceClaim, *types: str, dra: bool = True) -> Provisioning:
     explainer = Explainer(CLASSES, features=features_for(Target("1.35")))
-    return KarpenterJudge(explainer).judge(claim, [KarpenterPoolSpec("pool", types, dra, "1.15.0", 2)])
+    return ProvisioningJudge(explainer, DEFAULT_LEVEL).judge(claim, [LaunchedPool("pool", types, dra, "1.15.0", 2)])
 
 
 def test_a_whole_gpu_is_provisionable_on_every_allowed_type_with_metadata() -> None:
@@ -147,8 +148,8 @@ def test_explain_says_where_karpenter_would_launch_and_which_template_it_never_w
     _karpenter_staging(project)
     result = gpu_dra("explain", "--stack", "staging", cwd=project.root)
     lines = result.stdout.splitlines()
-    at = lines.index("claim ml-training/h100-full-memory: NOT provisionable: it fits only nodes Karpenter has not "
-                     "launched, and never would")
+    at = lines.index("claim ml-training/h100-full-memory: NOT provisionable: it fits only nodes not launched yet, "
+                     "and none would ever be launched for it")
     assert lines[at + 1].startswith("  Karpenter 1.15.0: never: a100: p4de.24xlarge: request gpu: no device matches")
     assert "h100: p5.48xlarge: request gpu: no device matches" in lines[at + 1] and "81152Mi" in lines[at + 1]
     at = next(i for i, line in enumerate(lines) if line.startswith("claim ml-training/h100-x8: allocatable"))

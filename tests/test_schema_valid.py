@@ -17,7 +17,7 @@ from jsonschema import Draft202012Validator
 from gpu_dra.cli.manifest_files import kubernetes_objects
 from gpu_dra.core.config.loader import load_stack
 
-from .conftest import ROOT, STACKS, named
+from .conftest import ALL_STACKS, ROOT, named
 from .test_program import program
 
 SCHEMAS = ROOT / "schemas"
@@ -43,8 +43,8 @@ def load(path: Path) -> Any:
 
 def test_every_stack_and_team_is_a_file_here() -> None:
     """The parametrized checks below cover the repo's stacks and every team file they can refer to."""
-    assert [p.name for p in STACK_FILES] == sorted(f"Pulumi.{s}.yaml" for s in STACKS)
-    teams = {team for stack in STACKS for team in load_stack(ROOT, stack).config.teams}
+    assert [p.name for p in STACK_FILES] == sorted(f"Pulumi.{s}.yaml" for s in ALL_STACKS)
+    teams = {team for stack in ALL_STACKS for team in load_stack(ROOT, stack).config.teams}
     assert teams and teams <= {p.stem for p in TEAM_FILES}
 
 
@@ -94,7 +94,7 @@ def test_the_stack_schema_rejects_keys_nothing_reads(key: str) -> None:
     assert [(e.validator, e.instance) for e in errors] == [("additionalProperties", document["config"])]
 
 
-@pytest.mark.parametrize("stack", STACKS)
+@pytest.mark.parametrize("stack", ALL_STACKS)
 def test_rendered_objects_are_schema_valid(stack: str) -> None:
     version = load_stack(ROOT, stack).config.cluster.kubernetes_version
     objects = kubernetes_objects(program(stack))

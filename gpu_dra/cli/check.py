@@ -135,6 +135,10 @@ def pack_config(stack: Stack, root: Path | None = None, team_files: Mapping[str,
         context["karpenter"] = {"version": config.karpenter.version, "nodePools": [
             {"name": pool.name, "instanceTypes": list(pool.instance_types), "maxNodes": pool.max_nodes,
              "dra": pool.allocation_mode.value == "dra"} for pool in config.karpenter.node_pools]}
+    if config.auto_mode:
+        context["autoMode"] = {"nodePools": [
+            {"name": pool.name, "instanceTypes": list(pool.instance_types), "maxNodes": pool.max_nodes}
+            for pool in config.auto_mode.node_pools]}
     if config.node_pools:
         # An existing cluster's GPU nodes are no resource of the stack: the fleet rules read them from here.
         context["nodePools"] = [{
@@ -417,6 +421,10 @@ class _Locator:
             pools = [pool.name for pool in config.karpenter_node_pools]
             pool = name.removeprefix(f"{config.cluster.name}-")
             return self._stack_line("karpenter", *(("nodePools", pools.index(pool)) if pool in pools else ()))
+        if "gpu-dra:autoMode:AutoModeNodePools$" in urn:  # a NodePool named <cluster>-<pool>
+            pools = [pool.name for pool in config.auto_mode_node_pools]
+            pool = name.removeprefix(f"{config.cluster.name}-")
+            return self._stack_line("autoMode", *(("nodePools", pools.index(pool)) if pool in pools else ()))
         return self._stack_line("cluster")
 
     def _driver_line(self, path: str) -> tuple[str, int]:

@@ -97,7 +97,9 @@ def _with_stack(args: argparse.Namespace, devices: inv.Inventory, objects: list[
     devices.taint_rules = rules  # the files' rules apply to the synthesized fleet as to any other
     if not any(obj.get("kind") == "Node" for obj in objects):  # the inputs' own Nodes stand for the fleet's
         objects += [_node_object(node) for node in cluster_nodes(group_views(stack))]
-    launched = " and Karpenter NodePools at their node limits" if devices.karpenter_pools else ""
+    if stack.config.auto_mode is not None:
+        return devices, f"stack {args.stack}'s EKS Auto Mode NodePools at their node limits (synthesized)"
+    launched = " and Karpenter NodePools at their node limits" if devices.launched_pools else ""
     return devices, f"stack {args.stack}'s GPU node groups at max size{launched} (synthesized)"
 
 

@@ -21,7 +21,7 @@ from gpu_dra.core.analysis.explain.gates import DROPPED_ON_WRITE
 from gpu_dra.core.analysis.explain.report import DroppedField
 from gpu_dra.core.analysis.explain.taints import TaintedInventory
 from gpu_dra.core.analysis.features import features_for
-from gpu_dra.core.analysis.inventory import Inventory, KarpenterPoolSpec
+from gpu_dra.core.analysis.inventory import Inventory, LaunchedPool
 from gpu_dra.core.analysis.pending import (
     SchedulerVerdict,
     hints,
@@ -32,7 +32,7 @@ from gpu_dra.core.analysis.pending import (
     untainted,
 )
 from gpu_dra.core.analysis.pods import PodClaim, PodReport, PodSpec, explain_pods, nodes_from_objects, pods_from_objects
-from gpu_dra.core.analysis.provisioning import KarpenterJudge, Provisioning, launched_nodes, only_launched
+from gpu_dra.core.analysis.provisioning import Provisioning, ProvisioningJudge, launched_nodes, only_launched
 from gpu_dra.core.checks.manifest_lint import gate_sites
 from gpu_dra.core.dra.cel.lexer import tokenize
 from gpu_dra.core.dra.claims import (
@@ -44,7 +44,7 @@ from gpu_dra.core.dra.claims import (
     parse_device_class,
 )
 from gpu_dra.core.dra.objects import ObjectError
-from gpu_dra.core.facts import gates, nvidia
+from gpu_dra.core.facts import auto_mode, gates, nvidia
 from gpu_dra.core.facts.gates import nearest_version
 from gpu_dra.core.facts.target import Platform, Target
 from gpu_dra.core.yamlsource import collector_paused, format_path
@@ -133,7 +133,7 @@ def run(args: argparse.Namespace) -> int:
     nodes = nodes_from_objects(objects)
     classes = classes_from_objects(objects)
     explainer = Explainer(classes, features=features_for(target))
-    pools = devices.karpenter_pools
+    pools = devices.launched_pools
     try:
         tainted = explainer.with_taint_rules(devices)
     except TaintRuleError as error:
@@ -145,17 +145,17 @@ def run(args: argparse.Namespace) -> int:
         in_use = named_holders(in_use, holders(objects))
     reports = [explainer.explain(claim, devices, in_use, nodes=[n.node for n in nodes] or None) for claim in claims]
     pod_reports = explain_pods(pods, everything, devices, explainer, in_use, nodes or None)
-    if pools:  # the stack's fleet counts nodes Karpenter has not launched: would it ever launch them?
-        _judge_karpenter(KarpenterJudge(explainer), pools, list(zip(claims, reports, strict=True)), pod_reports,
-                         everything)
+    if pools:  # the stack's fleet counts nodes not launched yet: would they ever be?
+        _judge_provisioning(ProvisioningJudge(explainer, target.driver_level), pools,
+                            list(zip(claims, reports, strict=True)), pod_reports, everything)
     said = scheduler_verdicts(objects) if pending else {}
     free = untainted(nodes)
     advice = {pod.name: hints(pod, report, everything, devices, explainer, in_use, nodes, free)
               for pod, report in zip(pods, pod_reports, strict=True)} if pending else {}
     _name_files(list(zip(claims, reports, strict=True)), everything, objects, files, args.stack)
     judged = _judged(list(zip(claims, reports, strict=True)), pod_reports, everything)
-    notes = [*_assumed_classes(judged, classes), *_dropped_fields(judged, objects, target),
-             *_missing_drivers(judged, devices, explainer.classes)]
+    notes = [*_auto_mode_assumptions(pools), *_assumed_classes(judged, classes),
+             *_dropped_fields(judged, objects, target), *_missing_drivers(judged, devices, explainer.classes)]
     if pod_reports and not nodes:
         notes.append("no Node in the inputs: the pods are judged on the nodes the ResourceSlices name, without "
                      "labels or taints, so their nodeSelector, node affinity and tolerations are not checked (add "
@@ -183,7 +183,7 @@ def run(args: argparse.Namespace) -> int:
         print()
         _print_taint_rules(tainted, f"{gate} is off in {target.label}")
         _print_text(args, reports, pod_reports, said, advice, pending)
-    fine = all(r.allocatable and not r.karpenter_only for r in reports) and all(p.allocatable for p in pod_reports)
+    fine = all(r.allocatable and not r.never_provisioned for r in reports) and all(p.allocatable for p in pod_reports)
     return EXIT_OK if fine else EXIT_FINDINGS
 
 
@@ -341,17 +341,26 @@ def _drivers_selected(expressions: list[str]) -> set[str]:
     return {driver for driver in found if driver is not None}
 
 
+def _auto_mode_assumptions(pools: list[LaunchedPool]) -> list[str]:
+    """What a verdict on Auto Mode's nodes assumes, where AWS does not document it."""
+    if not any(pool.auto_mode for pool in pools):
+        return []
+    return [f"EKS Auto Mode does not document {what}" for what in auto_mode.UNDOCUMENTED.values()]
+
+
 def _some(names: list[str], shown: int = 3) -> str:
     return ", ".join(names[:shown]) + (f" and {len(names) - shown} more" if len(names) > shown else "")
 
 
-def _judge_karpenter(judge: KarpenterJudge, pools: list[KarpenterPoolSpec],
-                     claim_reports: list[tuple[ResourceClaim, ClaimReport]], pod_reports: list[PodReport],
-                     everything: list[ResourceClaim]) -> None:
-    """Where only nodes of the stack's Karpenter NodePools fit, whether Karpenter would launch one: each claim's
-    verdict, and a pod that fits such nodes alone is not allocatable when one of its claims never gets one. Each
-    claim is judged once, for itself and for the pods using it."""
-    release = f"Karpenter {pools[0].version}"
+def _judge_provisioning(judge: ProvisioningJudge, pools: list[LaunchedPool],
+                        claim_reports: list[tuple[ResourceClaim, ClaimReport]], pod_reports: list[PodReport],
+                        everything: list[ResourceClaim]) -> None:
+    """Where only nodes of the stack's Karpenter or Auto Mode NodePools fit, whether one would be launched: each
+    claim's verdict, and a pod that fits such nodes alone is not allocatable when one of its claims never gets one.
+    Each claim is judged once, for itself and for the pods using it. A stack has one provisioner (Auto Mode stands
+    alone: stack_rules.auto_mode_alone)."""
+    release = pools[0].provisioner
+    who = "EKS Auto Mode" if pools[0].auto_mode else "Karpenter"
     verdicts: dict[str, Provisioning] = {}
 
     def verdict(claim: ResourceClaim) -> Provisioning:
@@ -361,10 +370,10 @@ def _judge_karpenter(judge: KarpenterJudge, pools: list[KarpenterPoolSpec],
 
     for claim, report in claim_reports:
         if report.allocatable and not launched_nodes(pools, report.nodes):
-            continue  # served by node groups alone: Karpenter has no say
+            continue  # served by node groups alone: the provisioner has no say
         found = verdict(claim)
-        report.karpenter = f"{release}: {found.summary()}"
-        report.karpenter_only = only_launched(pools, report.nodes) and not found.provisionable
+        report.provisioning = f"{release}: {found.summary()}"
+        report.never_provisioned = only_launched(pools, report.nodes) and not found.provisionable
     by_name = {claim.name: claim for claim in everything}
     for pod_report in pod_reports:
         if not pod_report.allocatable or not only_launched(pools, pod_report.nodes):
@@ -374,7 +383,7 @@ def _judge_karpenter(judge: KarpenterJudge, pools: list[KarpenterPoolSpec],
             never = verdict(own) if own is not None else None
             if never is not None and not never.provisionable:
                 pod_report.allocatable, pod_report.node = False, None
-                pod_report.reason = (f"it fits only nodes Karpenter has not launched, and {release} would never "
+                pod_report.reason = (f"it fits only nodes {who} has not launched, and {release} would never "
                                      f"launch one for its {item.source}: {never.summary().removeprefix('never: ')}")
                 break
 
@@ -454,15 +463,16 @@ def _not_allocatable(report: ClaimReport | PodReport) -> str:
 
 def _print_report(report: ClaimReport, verbose: bool) -> None:
     claim = report.claim + (f" (from {cut(report.file)})" if report.file else "")
-    if report.karpenter_only:
-        print(f"claim {claim}: NOT provisionable: it fits only nodes Karpenter has not launched, and never would")
+    if report.never_provisioned:
+        print(f"claim {claim}: NOT provisionable: it fits only nodes not launched yet, and none would ever be "
+              "launched for it")
     elif report.allocatable:
         nodes = ", ".join(report.nodes[:5]) + (f", ... ({len(report.nodes)} in all)" if len(report.nodes) > 5 else "")
         print(f"claim {claim}: allocatable on {len(report.nodes)} node(s): {nodes}")
     else:
         print(f"claim {claim}: {_not_allocatable(report)}")
-    if report.karpenter:
-        print(f"  {report.karpenter}")
+    if report.provisioning:
+        print(f"  {report.provisioning}")
     for request in report.requests:
         print(f"  request {request.name}: {len(request.matching)} device(s) match")
         for reason, devices in sorted(request.rejected.items(), key=lambda item: -len(item[1])):

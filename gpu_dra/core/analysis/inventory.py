@@ -99,7 +99,7 @@ class Inventory:
     taint_rules: list[DeviceTaintRule] = field(default_factory=list)  # as read: not applied to the devices
     # The Karpenter NodePools whose nodes a stack's synthesized fleet includes: not launched yet, so a claim they
     # alone serve waits on Karpenter's own judgement (analysis/provisioning).
-    karpenter_pools: list[KarpenterPoolSpec] = field(default_factory=list)
+    launched_pools: list[LaunchedPool] = field(default_factory=list)
 
     def nodes(self) -> list[str]:
         """The nodes the slices name, in name order (shared slices name none)."""
@@ -226,14 +226,24 @@ class GroupSpec:
 
 
 @dataclass(frozen=True)
-class KarpenterPoolSpec:
-    """A GPU NodePool as the judgement needs it: from a stack's config, or from the pack's config."""
+class LaunchedPool:
+    """A GPU NodePool whose nodes are launched on demand, as the judgement needs it: Karpenter's (`version`, its
+    release) or EKS Auto Mode's (`version` empty); from a stack's config, or from the pack's config."""
 
     name: str
     instance_types: tuple[str, ...]
     dra: bool
-    version: str  # the Karpenter release
+    version: str  # the Karpenter release; "" for an Auto Mode NodePool
     max_nodes: int = 1
+
+    @property
+    def auto_mode(self) -> bool:
+        return not self.version
+
+    @property
+    def provisioner(self) -> str:
+        """Who launches its nodes, as explain and the findings name it."""
+        return "EKS Auto Mode" if self.auto_mode else f"Karpenter {self.version}"
 
     def fleet(self) -> list[GroupSpec]:
         """The nodes the NodePool may have once launched, for the verdicts judged on nodes that exist (explain,
@@ -247,12 +257,14 @@ class KarpenterPoolSpec:
         return f"{self.name}-{instance_type}"
 
 
-def karpenter_pools(config: StackConfig) -> list[KarpenterPoolSpec]:
-    """The stack's Karpenter GPU NodePools as the judgement and the fleet need them."""
-    if config.karpenter is None:
-        return []
-    return [KarpenterPoolSpec(pool.name, tuple(pool.instance_types), pool.allocation_mode.value == "dra",
-                              config.karpenter.version, pool.max_nodes) for pool in config.karpenter.node_pools]
+def launched_pools(config: StackConfig) -> list[LaunchedPool]:
+    """The stack's GPU NodePools launched on demand, Karpenter's then Auto Mode's, as the judgement and the fleet
+    need them."""
+    karpenter = [LaunchedPool(pool.name, tuple(pool.instance_types), pool.allocation_mode.value == "dra",
+                              config.karpenter.version, pool.max_nodes)
+                 for pool in config.karpenter.node_pools] if config.karpenter else []
+    return karpenter + [LaunchedPool(pool.name, tuple(pool.instance_types), True, "", pool.max_nodes)
+                        for pool in config.auto_mode_node_pools]
 
 
 def pool_spec(pool: NodePool) -> GroupSpec:
@@ -267,13 +279,13 @@ def synthesize(config: StackConfig) -> Inventory:
     # imported here: reading a dump (inventory, explain FILE) needs no stack model, and pydantic's costs 0.3 s
     from gpu_dra.core.config.models import AllocationMode
 
-    pools = karpenter_pools(config)
+    pools = launched_pools(config)
     inventory = synthesize_groups([GroupSpec(g.name, g.instance_types[0], g.scaling.max,
                                              g.allocation_mode is AllocationMode.dra) for g in config.node_groups]
                                   + [spec for pool in pools for spec in pool.fleet()]
                                   + [pool_spec(p) for p in config.node_pools],
                                   config.target.driver_level)
-    inventory.karpenter_pools = pools
+    inventory.launched_pools = pools
     return inventory
 
 

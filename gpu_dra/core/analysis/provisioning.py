@@ -1,5 +1,5 @@
-"""Will a claim ever get a node from Karpenter? Karpenter decides before a node exists, from the DRA metadata its
-release ships for each instance type (facts/karpenter_dra): it presents each candidate type as template
+"""Will a claim ever get a node from Karpenter or EKS Auto Mode? Karpenter decides before a node exists, from the DRA
+metadata its release ships for each instance type (facts/karpenter_dra): it presents each candidate type as template
 ResourceSlices and runs its allocator over them (sigs.k8s.io/karpenter pkg/scheduling/dynamicresources/allocator.go,
 request.go; aws/karpenter-provider-aws pkg/providers/nvidiadra/nvidiadra.go). Here the same templates go through
 gpu-dra's allocator of the stack's Kubernetes version, after the claim shapes and selectors Karpenter refuses
@@ -12,6 +12,11 @@ release pins is not read), and selectors on an attribute it cannot know before l
 cudaDriverVersion, pcieRoot: matchAttribute only; karpenter.sh/docs/tasks/dra/, "Supported Attributes by Driver").
 driverVersion and cudaDriverVersion are bound across the GPUs of one instance type (AttributeBindings), which
 Karpenter ignores below two devices: matchAttribute on them holds on a multi-GPU type and fails on a one-GPU type.
+
+EKS Auto Mode launches nodes with a Karpenter of its own whose DRA knowledge AWS does not publish
+(facts/auto_mode.UNDOCUMENTED): an Auto Mode NodePool's instance types are judged on the devices the stack's fleet
+gives them (those the pinned driver release publishes), with none of Karpenter's pre-launch refusals, which AWS does
+not say Auto Mode shares. A "never" there holds whatever Auto Mode knows: no allowed type has the devices.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from functools import cache
 from typing import Any
 
 from gpu_dra.core.analysis.explain import Explainer
-from gpu_dra.core.analysis.inventory import Inventory, KarpenterPoolSpec, devices_of
+from gpu_dra.core.analysis.inventory import GroupSpec, Inventory, LaunchedPool, devices_of, synthesize_groups
 from gpu_dra.core.dra.cel.lexer import device_lookups, tokenize
 from gpu_dra.core.dra.claims import ResourceClaim
 from gpu_dra.core.dra.slices import NodeSelection, ResourcePool, ResourceSlice, SliceDevice
@@ -55,18 +60,18 @@ class Provisioning:
 
 
 @cache
-def _launched_groups(pools: tuple[KarpenterPoolSpec, ...]) -> frozenset[str]:
+def _launched_groups(pools: tuple[LaunchedPool, ...]) -> frozenset[str]:
     return frozenset(pool.group(itype) for pool in pools for itype in pool.instance_types)
 
 
-def launched_nodes(pools: Sequence[KarpenterPoolSpec], nodes: Sequence[str]) -> list[str]:
-    """The nodes among `nodes` that are NodePools' not yet launched ones (KarpenterPoolSpec.fleet names them
+def launched_nodes(pools: Sequence[LaunchedPool], nodes: Sequence[str]) -> list[str]:
+    """The nodes among `nodes` that are NodePools' not yet launched ones (LaunchedPool.fleet names them
     <group>-<n>)."""
     groups = _launched_groups(tuple(pools))
     return [node for node in nodes if node.rsplit("-", 1)[0] in groups]
 
 
-def only_launched(pools: Sequence[KarpenterPoolSpec], nodes: Sequence[str]) -> bool:
+def only_launched(pools: Sequence[LaunchedPool], nodes: Sequence[str]) -> bool:
     """Whether every node is one of the NodePools' not yet launched nodes: a claim allocatable there alone waits on
     Karpenter's own judgement."""
     return bool(nodes) and len(launched_nodes(pools, nodes)) == len(nodes)
@@ -93,7 +98,7 @@ def _template_device(gpu: KarpenterGpu, bound: bool) -> SliceDevice:
 def template_inventory(version: str, instance_type: str) -> Inventory | None:
     """One node of `instance_type` as Karpenter `version` pictures it before launch, or None without metadata; made
     once a process (the vendored metadata does not change)."""
-    gpus = KARPENTER_DRA[version].get(instance_type)
+    gpus = KARPENTER_DRA.get(version, {}).get(instance_type)
     if gpus is None:
         return None
     node = f"{instance_type} (not launched)"
@@ -147,28 +152,40 @@ def karpenter_view(claim: ResourceClaim, classes: Mapping[str, Sequence[str]]) -
     return replace(claim, requests=tuple(requests)), ""
 
 
-class KarpenterJudge:
-    """Claims judged against the NodePools' instance types, one template node per type (template_inventory)."""
+@cache
+def launched_inventory(instance_type: str, level: tuple[int, int]) -> Inventory:
+    """One node of `instance_type` as the fleet synthesizes it with driver release `level`: what an Auto Mode NodePool
+    is judged on (made once a process)."""
+    return synthesize_groups([GroupSpec(instance_type, instance_type, 1, True)], level)
 
-    def __init__(self, explainer: Explainer):
+
+class ProvisioningJudge:
+    """Claims judged against the NodePools' instance types, one node per type: Karpenter's template node
+    (template_inventory), or for Auto Mode the fleet's (launched_inventory) with the driver release `level`."""
+
+    def __init__(self, explainer: Explainer, level: tuple[int, int]):
         self.explainer = explainer
-    def judge(self, claim: ResourceClaim, pools: Sequence[KarpenterPoolSpec]) -> Provisioning:
+        self.level = level
+
+    def judge(self, claim: ResourceClaim, pools: Sequence[LaunchedPool]) -> Provisioning:
         verdict = Provisioning(claim.name)
         judged, refusal = karpenter_view(claim, self.explainer.classes)
         for pool in pools:
             if not pool.dra:
                 verdict.reasons[pool.name] = "a device-plugin NodePool runs no DRA driver"
                 continue
-            if judged is None:
+            subject = claim if pool.auto_mode else judged
+            if subject is None:
                 verdict.reasons[pool.name] = refusal
                 continue
             served, why = [], {}
             for instance_type in pool.instance_types:
-                inventory = template_inventory(pool.version, instance_type)
+                inventory = (launched_inventory(instance_type, self.level) if pool.auto_mode
+                             else template_inventory(pool.version, instance_type))
                 if inventory is None:
                     why[instance_type] = f"Karpenter {pool.version} has no DRA metadata for it"
                     continue
-                report = self.explainer.explain(judged, inventory)
+                report = self.explainer.explain(subject, inventory)
                 if report.allocatable:
                     served.append(instance_type)
                 else:

@@ -8,10 +8,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from gpu_dra.core.analysis.inventory import karpenter_pools, pool_spec
+from gpu_dra.core.analysis.inventory import launched_pools, pool_spec
 from gpu_dra.core.analysis.pods import ClusterNode
 from gpu_dra.core.analysis.pools import Node
 from gpu_dra.core.config.models import NodeGroup, NodePool, Stack
+from gpu_dra.core.facts import auto_mode
 from gpu_dra.core.facts.hardware import INSTANCE_TYPES
 from gpu_dra.core.facts.labels import SYSTEM_NODE_LABEL
 from gpu_dra.core.facts.target import Platform
@@ -64,13 +65,14 @@ def group_views(stack: Stack) -> list[GroupView]:
             labels |= {"kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64"}
         views.append(GroupView(group.name, group.allocation_mode.value, nodes, gpus, model, name, labels, taints))
     # each instance type at the node limit, as inventory.synthesize
-    for pool, spec in zip(config.karpenter_node_pools, karpenter_pools(config), strict=True):
+    for pool, spec in zip(config.launched_node_pools, launched_pools(config), strict=True):
         taints = tuple(map(taint_object, node_taints(pool)))
         for itype in map(INSTANCE_TYPES.__getitem__, pool.instance_types):
-            labels = {**node_labels(pool), "karpenter.sh/nodepool": pool.name, **well_known_labels(itype.name)}
+            labels = {**node_labels(pool), "karpenter.sh/nodepool": pool.name, **well_known_labels(itype.name),
+                      **(auto_mode.node_labels(itype.name, itype.gpus) if spec.auto_mode else {})}
             views.append(GroupView(spec.group(itype.name), pool.allocation_mode.value, pool.max_nodes,
                                    itype.gpus, itype.gpu.product_name, itype.name, labels, taints))
-    if config.cluster.platform is Platform.eks:
+    if config.cluster.platform is Platform.eks and config.auto_mode is None:  # Auto Mode's built-in pools instead
         system = config.cluster.system_node_group
         views.append(GroupView("system", "system", system.scaling.max, 0, "", system.instance_types[0],
                                {SYSTEM_NODE_LABEL[0]: SYSTEM_NODE_LABEL[1], "kubernetes.io/os": "linux",

@@ -433,8 +433,10 @@ def _load_team(root: Path, name: str, files: TeamFiles) -> tuple[Team, SourceFil
 
 
 def _undeclared_classes(team: Team, own: Located, hosting: TeamHosting | None, declared: set[str], stack: str,
-                        located: Located) -> list[Finding]:
+                        located: Located, auto_mode: bool = False) -> list[Finding]:
     """A request naming a class nobody declares stays Pending ("device class ... does not exist")."""
+    installed = ("known to be created by Auto Mode (gpu-dra installs no driver chart on Auto Mode, and AWS does not "
+                 "document which DeviceClasses Auto Mode creates)" if auto_mode else "installed by the chart")
     file = str(Path("stacks", "teams", f"{team.name}.yaml"))
     known = ", ".join(sorted(declared))
     problems = []
@@ -447,7 +449,7 @@ def _undeclared_classes(team: Team, own: Located, hosting: TeamHosting | None, d
                     where: Loc = ("claimTemplates", t, "requests", r, *loc, "deviceClass")
                     problems.append(config_finding(
                         file, format_path(where), f"class {name!r} is neither declared by this stack's "
-                                                  f"gpu-dra:deviceClasses nor installed by the chart (known: {known})",
+                                                  f"gpu-dra:deviceClasses nor {installed} (known: {known})",
                         own.line(where)))
     overridden = hosting.quota.devices if hosting and hosting.quota else {}
     for name in team.quota.devices:
@@ -489,10 +491,13 @@ def _team_rules(parts: StackParts, teams: list[Team], sources: Mapping[str, Sour
                                                               f"{MAX_TEMPLATES_PER_STACK}: host fewer teams here, or "
                                                               "split them across stacks", _at(located, "teams")))
     if parts.has("device_classes"):
-        declared = {c.name for c in parts.config.device_classes} | set(nvidia.CHART_DEVICE_CLASSES)
+        # On Auto Mode no chart is installed, and which classes Auto Mode creates is not documented.
+        no_chart = parts.has("auto_mode") and not parts.config.installs_driver_chart
+        declared = {c.name for c in parts.config.device_classes} | (set() if no_chart else
+                                                                     set(nvidia.CHART_DEVICE_CLASSES))
         for team in teams:
             problems += _undeclared_classes(team, sources[team.name].located, parts.teams.get(team.name), declared,
-                                            file, located)
+                                            file, located, auto_mode=no_chart)
     reserved = {*RESERVED_NAMESPACES, *([parts.config.dra_driver.namespace] if parts.has("dra_driver") else [])}
     owners: dict[str, str] = {}
     for team in teams:

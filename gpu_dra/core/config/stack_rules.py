@@ -27,7 +27,7 @@ from gpu_dra.core.config.models import (
 )
 from gpu_dra.core.config.models.cluster import DeployerNetwork
 from gpu_dra.core.dra.metadata import is_dns_label
-from gpu_dra.core.facts import nvidia
+from gpu_dra.core.facts import auto_mode, nvidia
 from gpu_dra.core.facts.target import Platform
 from gpu_dra.core.yamlsource import Loc
 
@@ -76,6 +76,7 @@ class StackParts:
     known: frozenset[str]
     teams: dict[str, TeamHosting | None]
     kubeconfig_secret: bool  # `gpu-dra:kubeconfig` is set (a secret, never read offline)
+    raw: Mapping[str, Any]  # the stack's gpu-dra: keys as written: which ones a rule refuses were set at all
 
     @classmethod
     def of(cls, config: StackConfig | None, ours: Mapping[str, Any]) -> StackParts:
@@ -83,7 +84,7 @@ class StackParts:
         secret = bool(ours.get("kubeconfig"))
         if config is not None:
             return cls(config, frozenset({*StackConfig.model_fields, *every_cluster_field}), dict(config.teams),
-                       secret)
+                       secret, ours)
         partial, known = _partial(StackConfig, ours)
         if "cluster" in known:
             known |= every_cluster_field
@@ -91,10 +92,15 @@ class StackParts:
             cluster, cluster_known = _partial(Cluster, ours.get("cluster"))
             partial = partial.model_copy(update={"cluster": cluster})
             known |= {f"cluster.{name}" for name in cluster_known}
-        return cls(partial, known, _readable_teams(ours.get("teams")), secret)
+        return cls(partial, known, _readable_teams(ours.get("teams")), secret, ours)
 
     def has(self, *names: str) -> bool:
         return all(name in self.known for name in names)
+
+    def written(self, key: str) -> list[str]:
+        """The keys written under `gpu-dra:<key>`, a mapping."""
+        value = self.raw.get(key)
+        return [str(k) for k in value] if isinstance(value, Mapping) else []
 
 
 def _readable_teams(raw: Any) -> dict[str, TeamHosting | None]:
@@ -180,12 +186,12 @@ def driver_values_fit_node_groups(parts: StackParts) -> Problems:
 def node_groups_fit_platform(parts: StackParts) -> Problems:
     """EKS nodes are gpu-dra's node groups and Karpenter NodePools; an existing cluster's are not gpu-dra's to
     create."""
-    if not parts.has("node_groups", "karpenter", "cluster.platform"):
+    if not parts.has("node_groups", "karpenter", "auto_mode", "cluster.platform"):
         return
     platform = parts.config.cluster.platform
-    if platform is Platform.eks and not parts.config.node_groups and not parts.config.karpenter_node_pools:
+    if platform is Platform.eks and not parts.config.node_groups and not parts.config.launched_node_pools:
         yield KeyProblem("nodeGroups", (), "an EKS stack needs GPU nodes: at least one GPU node group, or "
-                                           "gpu-dra:karpenter.nodePools")
+                                           "gpu-dra:karpenter.nodePools, or gpu-dra:autoMode.nodePools")
     if platform is Platform.existing and parts.config.node_groups:
         yield KeyProblem("nodeGroups", (), "only for platform eks: gpu-dra creates no nodes on an existing cluster; "
                                            "declare its GPU nodes as gpu-dra:nodePools (nodeSelector, instanceType, "
@@ -210,6 +216,56 @@ def karpenter_has_two_system_nodes(parts: StackParts) -> Problems:
                          "node, on the system nodes: keep at least 2 (min and desired)")
 
 
+def auto_mode_fits_cluster(parts: StackParts) -> Problems:
+    """Auto Mode is an EKS cluster's, and runs its DRA driver from Kubernetes 1.36 (facts/auto_mode)."""
+    if not parts.has("auto_mode", "cluster.platform", "cluster.kubernetes_version") or not parts.config.auto_mode:
+        return
+    cluster = parts.config.cluster
+    if cluster.platform is not Platform.eks:
+        yield KeyProblem("autoMode", (), "only for platform eks: Auto Mode is a setting of the EKS cluster gpu-dra "
+                                         "creates; an existing cluster's Auto Mode nodes are gpu-dra:nodePools")
+    elif _minor(cluster.kubernetes_version) < _minor(auto_mode.MIN_KUBERNETES_VERSION):
+        yield KeyProblem("autoMode", (), f"EKS Auto Mode runs its NVIDIA DRA driver from Kubernetes "
+                                         f"{auto_mode.MIN_KUBERNETES_VERSION} (EKS user guide, device-management); "
+                                         f"this cluster runs {cluster.kubernetes_version}: raise kubernetesVersion "
+                                         f"to {auto_mode.MIN_KUBERNETES_VERSION}, or serve its GPUs from node groups "
+                                         "or Karpenter")
+
+
+def _minor(version: str) -> int:
+    return int(version.split(".")[1])
+
+
+def auto_mode_alone(parts: StackParts) -> Problems:
+    """On Auto Mode the GPUs come from its NodePools only: gpu-dra installs no DRA driver chart there, and a node
+    group or Karpenter NodePool beside them would need one kept off Auto Mode's nodes."""
+    if not parts.has("auto_mode") or not parts.config.auto_mode:
+        return
+    why = ("an Auto Mode stack serves GPUs from gpu-dra:autoMode.nodePools only: Auto Mode runs its own DRA driver, "
+           "so gpu-dra installs no driver chart or device plugin, and nodes of {what} would have neither. Serve "
+           "them from another stack, or drop autoMode")
+    if parts.has("node_groups") and parts.config.node_groups:
+        yield KeyProblem("nodeGroups", (), why.format(what="node groups"))
+    if parts.has("karpenter") and parts.config.karpenter:
+        yield KeyProblem("karpenter", (), why.format(what="Karpenter's NodePools"))
+    if "systemNodeGroup" in parts.written("cluster"):
+        yield KeyProblem("cluster", ("systemNodeGroup",), "Auto Mode's built-in system and general-purpose NodePools "
+                                                          "run what is not a GPU pod; gpu-dra creates no system node "
+                                                          "group on Auto Mode: remove systemNodeGroup")
+    if parts.has("cluster.addon_versions"):
+        for addon in parts.config.cluster.addon_versions:
+            if addon not in auto_mode.ADDONS:
+                yield KeyProblem("cluster", ("addonVersions", addon),
+                                 f"Auto Mode runs {addon} itself, so gpu-dra declares no {addon} add-on on it; "
+                                 "remove the pin")
+    for key in parts.written("draDriver"):
+        if key != "version":
+            yield KeyProblem("draDriver", (key,), "Auto Mode runs its own NVIDIA DRA driver, so gpu-dra installs no "
+                                                  "chart to configure; draDriver.version names the release whose "
+                                                  "published attributes gpu-dra assumes of Auto Mode's driver (AWS "
+                                                  "does not say which it runs)")
+
+
 def gpu_node_names_unique(parts: StackParts) -> Problems:
     """A node group and a NodePool of one name would share the gpu-dra.io/node-group label their nodes carry."""
     if not parts.has("node_groups", "karpenter"):
@@ -223,6 +279,9 @@ def gpu_node_names_unique(parts: StackParts) -> Problems:
                                                                     "of names (their nodes' gpu-dra.io/node-group)")
     yield from (KeyProblem("karpenter", ("nodePools", *problem.loc), problem.message)
                 for problem in _unique_names("nodePools", parts.config.karpenter_node_pools))
+    if parts.has("auto_mode"):
+        yield from (KeyProblem("autoMode", ("nodePools", *problem.loc), problem.message)
+                    for problem in _unique_names("nodePools", parts.config.auto_mode_node_pools))
 
 
 def node_pools_fit_platform(parts: StackParts) -> Problems:
@@ -407,7 +466,8 @@ def kubeconfig_fits_platform(parts: StackParts) -> Problems:
 # In the order their findings are reported.
 STACK_RULES: tuple[Callable[[StackParts], Problems], ...] = (
     each_node_group, node_group_names_unique, node_groups_one_driver, node_groups_fit_platform,
-    driver_values_fit_node_groups, karpenter_fits_platform, karpenter_has_two_system_nodes, gpu_node_names_unique,
+    driver_values_fit_node_groups, karpenter_fits_platform, karpenter_has_two_system_nodes, auto_mode_fits_cluster,
+    auto_mode_alone, gpu_node_names_unique,
     node_pools_fit_platform,
     node_pool_names_unique, node_pools_one_driver,
     device_class_names, legacy_mappings, access_entries,

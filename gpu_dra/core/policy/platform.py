@@ -367,4 +367,5 @@ def dra_group_has_capacity(resource: Resource, context: Context) -> list[Finding
                   "set scaling.desired (and min) to 1 or more where claims must be served, and raise it by hand for "
                   "a group kept at 0; or serve this hardware from a Karpenter NodePool instead (gpu-dra:karpenter."
                   "nodePools: gpu-dra installs Karpenter with its NVIDIA DRA gate, and dra-claim-provisionable says "
-                  "which templates it would launch a node for; docs/deploying.md, \"Karpenter\")")]
+                  "which templates it would launch a node for; docs/deploying.md, \"Karpenter\"), or run the stack "
+                  "on EKS Auto Mode (gpu-dra:autoMode, Kubernetes 1.36+; docs/deploying.md, \"EKS Auto Mode\")")]

@@ -11,7 +11,7 @@ from functools import lru_cache
 
 from gpu_dra.core.analysis.explain import Explainer
 from gpu_dra.core.analysis.features import features_for
-from gpu_dra.core.analysis.provisioning import KarpenterJudge, KarpenterPoolSpec, only_launched
+from gpu_dra.core.analysis.provisioning import LaunchedPool, ProvisioningJudge, only_launched
 from gpu_dra.core.data import plain
 from gpu_dra.core.dra.claims import claims_from_objects, classes_from_objects
 from gpu_dra.core.facts.target import Platform, Target
@@ -23,17 +23,17 @@ RULE = "dra-claim-provisionable"
 
 
 def dra_claim_provisionable(resources: list[Resource], context: Context) -> list[Finding]:
-    if not context.karpenter_pools:
+    if not context.launched_pools:
         return []
     reports, out = explain_on_fleet(RULE, resources, context)
     only_karpenter = [(claim, resource) for claim, report, resource in reports
-                      if report.allocatable and only_launched(context.karpenter_pools, report.nodes)]
+                      if report.allocatable and only_launched(context.launched_pools, report.nodes)]
     if not only_karpenter:
         return out
     known = [r for r in dra_objects(resources) if not r.unknown]
     target = context.target
     verdicts = dict(_verdicts(json.dumps([
-        [plain(r.props) for r in known], [dataclasses.asdict(p) for p in context.karpenter_pools],
+        [plain(r.props) for r in known], [dataclasses.asdict(p) for p in context.launched_pools],
         [target.kubernetes_version, target.platform.value, dict(target.feature_gates), list(target.driver_level)],
         target.enabled("DRAConsumableCapacity")])))
     for claim, resource in only_karpenter:
@@ -53,8 +53,9 @@ def _verdicts(stack: str) -> tuple[tuple[str, str], ...]:
     NodePools and target, as JSON."""
     objects, pools, (version, platform, gates, level), consumable = json.loads(stack)
     target = Target(version, Platform(platform), gates, (level[0], level[1]))
-    judge = KarpenterJudge(Explainer(classes_from_objects(objects), consumable, features_for(target)))
-    specs = [KarpenterPoolSpec(**{**p, "instance_types": tuple(p["instance_types"])}) for p in pools]
+    judge = ProvisioningJudge(Explainer(classes_from_objects(objects), consumable, features_for(target)),
+                              target.driver_level)
+    specs = [LaunchedPool(**{**p, "instance_types": tuple(p["instance_types"])}) for p in pools]
     found = []
     for claim in claims_from_objects(objects):
         verdict = judge.judge(claim, specs)

@@ -23,7 +23,7 @@ from functools import cached_property
 from typing import Any
 
 from gpu_dra.core.analysis.inventory import GroupSpec
-from gpu_dra.core.analysis.provisioning import KarpenterPoolSpec
+from gpu_dra.core.analysis.provisioning import LaunchedPool
 from gpu_dra.core.data import UNKNOWN, plain, unknown_paths
 from gpu_dra.core.dra.claims import DeviceClass, ResourceClaim, parse_object
 from gpu_dra.core.facts import eks
@@ -138,18 +138,19 @@ class Context:
     # The GPU node groups whose protection the stack lifts for the up that replaces or removes them
     # (nodeGroups[].allowReplacement), as pack_config writes them.
     replaceable_node_groups: frozenset[str] = frozenset()
-    # The stack's Karpenter GPU NodePools (gpu-dra:karpenter), as pack_config writes them: the fleet rules count
-    # their nodes, and dra-claim-provisionable asks whether Karpenter would ever launch one for a claim.
-    karpenter_pools: tuple[KarpenterPoolSpec, ...] = ()
+    # The stack's Karpenter and Auto Mode GPU NodePools (gpu-dra:karpenter, gpu-dra:autoMode), as pack_config writes
+    # them: the fleet rules count their nodes, and dra-claim-provisionable asks whether one would ever be launched
+    # for a claim.
+    launched_pools: tuple[LaunchedPool, ...] = ()
 
     def pool_specs(self) -> list[GroupSpec]:
         return [GroupSpec(str(p["name"]), str(p.get("instanceType") or ""), int(p.get("maxNodes") or 0),
                           bool(p.get("dra")), str(p.get("gpuModel") or ""), int(p.get("gpus") or 0))
                 for p in self.node_pools]
 
-    def karpenter_specs(self) -> list[GroupSpec]:
-        """The nodes the Karpenter NodePools may launch (KarpenterPoolSpec.fleet)."""
-        return [spec for pool in self.karpenter_pools for spec in pool.fleet()]
+    def launched_specs(self) -> list[GroupSpec]:
+        """The nodes the Karpenter and Auto Mode NodePools may launch (LaunchedPool.fleet)."""
+        return [spec for pool in self.launched_pools for spec in pool.fleet()]
 
     @property
     def pinned(self) -> bool:
@@ -212,17 +213,21 @@ def context_from(config: Mapping[str, Any]) -> Context:
                    bool(config.get("protectTeamNamespaces")),
                    frozenset(str(g) for g in groups) if isinstance(groups := config.get("allowReplacement"), list)
                    else frozenset(),
-                   _karpenter_pools(config.get("karpenter")))
+                   _launched_pools(config.get("karpenter"), config.get("autoMode")))
 
 
-def _karpenter_pools(config: Any) -> tuple[KarpenterPoolSpec, ...]:
-    """{version, nodePools: [{name, instanceTypes, dra, maxNodes}]} as pack_config writes it."""
-    if not isinstance(config, Mapping) or not isinstance(config.get("nodePools"), list):
-        return ()
-    version = str(config.get("version") or "")
-    return tuple(KarpenterPoolSpec(str(p["name"]), tuple(str(t) for t in p.get("instanceTypes") or ()),
-                                   bool(p.get("dra")), version, int(p.get("maxNodes") or 1))
-                 for p in config["nodePools"] if isinstance(p, Mapping) and "name" in p)
+def _launched_pools(karpenter: Any, auto_mode: Any) -> tuple[LaunchedPool, ...]:
+    """karpenter: {version, nodePools: [{name, instanceTypes, dra, maxNodes}]} and autoMode: {nodePools: [{name,
+    instanceTypes, maxNodes}]}, as pack_config writes them."""
+    pools: list[LaunchedPool] = []
+    for config, auto in ((karpenter, False), (auto_mode, True)):
+        if not isinstance(config, Mapping) or not isinstance(config.get("nodePools"), list):
+            continue
+        version = "" if auto else str(config.get("version") or "unknown")
+        pools += [LaunchedPool(str(p["name"]), tuple(str(t) for t in p.get("instanceTypes") or ()),
+                               auto or bool(p.get("dra")), version, int(p.get("maxNodes") or 1))
+                  for p in config["nodePools"] if isinstance(p, Mapping) and "name" in p]
+    return tuple(pools)
 
 
 def error(rule: str, message: str, resource: Resource | None, path: str = "", fix: str | None = None,

@@ -138,9 +138,9 @@ def _fleet_specs(groups: list[EngineNodeGroup], unknown_groups: list[Resource], 
     cluster (no node group resources), the node pools the pack config declares: the fleet `gpu-dra explain --stack S`
     synthesizes too (inventory.synthesize)."""
     if not groups and not unknown_groups:
-        return context.pool_specs() + context.karpenter_specs()
+        return context.pool_specs() + context.launched_specs()
     return [GroupSpec(g.name, g.instance_types[0] if g.instance_types else "", g.max_size,
-                      g.labels.get(ALLOCATION_LABEL) == "dra") for g in groups] + context.karpenter_specs()
+                      g.labels.get(ALLOCATION_LABEL) == "dra") for g in groups] + context.launched_specs()
 
 
 def explain_on_fleet(rule: str, resources: list[Resource], context: Context
@@ -200,10 +200,21 @@ def dra_claim_satisfiable(resources: list[Resource], context: Context) -> list[F
     for claim, report, resource in reports:
         if report.allocatable or any(e.rule in _REPORTED_ELSEWHERE for e in report.errors):
             continue
-        out.append(error("dra-claim-satisfiable", f"claim template {claim} cannot be allocated on any GPU node group "
-                         f"of this stack (at max size): {report.reason}", resource,
+        out.append(error("dra-claim-satisfiable", f"claim template {claim} cannot be allocated on any GPU node of "
+                         f"this stack ({_fleet_words(context)}): {report.reason}", resource,
                          fix=f"run {_explain_command(claim, resource)} for every device's reason"))
     return out
+
+
+def _fleet_words(context: Context) -> str:
+    """What the stack's fleet is made of, and what a claim it cannot serve means for the NodePools' provisioner (one
+    per stack: Auto Mode stands alone)."""
+    pools = context.launched_pools
+    if not pools:
+        return "its node groups at max size"
+    never = (f"its NodePools' instance types at their node limits, so {pools[0].provisioner} would never launch a "
+             "node for it")
+    return never if pools[0].auto_mode else f"its node groups at max size and {never}"
 
 
 def dra_selector_safe_on_fleet(resources: list[Resource], context: Context) -> list[Finding]:

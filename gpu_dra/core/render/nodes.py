@@ -17,6 +17,7 @@ from typing import Any
 from gpu_dra.core.config.models import (
     AllocationMode,
     AmiType,
+    AutoModeNodePool,
     CapacityType,
     KarpenterNodePool,
     NodeGroup,
@@ -46,10 +47,10 @@ def is_bottlerocket(ami_type: AmiType) -> bool:
     return ami_type.value.startswith("BOTTLEROCKET")
 
 
-def node_labels(group: NodeGroup | KarpenterNodePool) -> dict[str, str]:
-    """The labels gpu-dra puts on a node group's or a Karpenter NodePool's nodes: which GPU plugin serves them."""
+def node_labels(group: NodeGroup | KarpenterNodePool | AutoModeNodePool) -> dict[str, str]:
+    """The labels gpu-dra puts on a node group's or a NodePool's nodes: which GPU plugin serves them."""
     labels = {**group.labels, NODE_GROUP_LABEL: group.name}
-    if group.allocation_mode is AllocationMode.dra:
+    if group.allocation_mode is AllocationMode.dra or isinstance(group, AutoModeNodePool):
         labels[DRA_NODE_LABEL[0]] = DRA_NODE_LABEL[1]
         labels[ALLOCATION_LABEL] = "dra"
     else:
@@ -76,7 +77,10 @@ def device_plugin_source(group: NodeGroup | KarpenterNodePool) -> str:
     return "bottlerocket" if bottlerocket else "chart"
 
 
-def node_taints(group: NodeGroup | KarpenterNodePool) -> list[Taint]:
+def node_taints(group: NodeGroup | KarpenterNodePool | AutoModeNodePool) -> list[Taint]:
+    """The group's taints, and on DRA nodes NVIDIA's GPU taint, which keeps pods that do not tolerate it off the GPU
+    nodes (on Auto Mode, AWS's GPU NodePool examples set the same one:
+    https://docs.aws.amazon.com/eks/latest/userguide/ml-node-pools.html)."""
     taints = list(group.taints)
     if group.allocation_mode is AllocationMode.dra and not any(t.key == GPU_TAINT_KEY for t in taints):
         taints.append(Taint.model_validate({"key": GPU_TAINT_KEY, "value": "true", "effect": TaintEffect.NoSchedule}))

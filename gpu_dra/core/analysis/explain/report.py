@@ -96,10 +96,10 @@ class ClaimReport:
     assumed_classes: list[str] = field(default_factory=list)
     dropped: list[DroppedField] = field(default_factory=list)
     file: str | None = None  # the input it came from, where another claim of the inputs has its name
-    # Where Karpenter would launch a node for it, when the stack's NodePools serve it (Provisioning.summary), and
-    # whether those not yet launched nodes are the only ones it fits.
-    karpenter: str = ""
-    karpenter_only: bool = False
+    # Where Karpenter or EKS Auto Mode would launch a node for it, when the stack's NodePools serve it
+    # (Provisioning.summary), and whether it fits only such not yet launched nodes and would never get one.
+    provisioning: str = ""
+    never_provisioned: bool = False
 
     def as_dict(self, examples: int | None = EXAMPLES) -> dict[str, Any]:
         """The report as JSON data: per request the matching devices and each rejection reason with its count and
@@ -111,7 +111,8 @@ class ClaimReport:
 
         return {
             "claim": self.claim, "allocatable": self.allocatable, "nodes": self.nodes, "timed_out": self.timed_out,
-            **({"karpenter": self.karpenter, "karpenter_only": self.karpenter_only} if self.karpenter else {}),
+            **({"provisioning": self.provisioning, "never_provisioned": self.never_provisioned}
+               if self.provisioning else {}),
             "errors": [{"rule": e.rule, "message": e.message} for e in self.errors],
             "reason": self.reason,
             "requests": [{

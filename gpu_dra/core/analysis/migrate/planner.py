@@ -10,7 +10,7 @@ from typing import Any
 import kubernetes_validate
 
 from gpu_dra.core.analysis import placement as first_fit
-from gpu_dra.core.analysis.inventory import karpenter_pools
+from gpu_dra.core.analysis.inventory import launched_pools
 from gpu_dra.core.analysis.migrate.explaining import PodExplainer, PodOutcome
 from gpu_dra.core.analysis.migrate.rewriting import Rewrite, claim_entry, rewrite
 from gpu_dra.core.analysis.migrate.stack_view import (
@@ -52,7 +52,7 @@ class _Planner:
         self.teams = {team.namespace_name: team for team in stack.teams}
         self.suggested: dict[str, dict[str, ClaimTemplate]] = {}  # namespace -> templates suggested in this run
         self.tolerations = gpu_tolerations(self.views)
-        self.karpenter_pools = karpenter_pools(stack.config)  # whose nodes exist only once Karpenter launches them
+        self.launched_pools = launched_pools(stack.config)  # whose nodes exist only once Karpenter launches them
 
     def runs_on(self, spec: Mapping[str, Any]) -> list[tuple[GroupView, str]]:
         """The nodes a DaemonSet's pods are made for: its pod template's node selection and tolerations (the
@@ -129,8 +129,13 @@ class _Planner:
         if report is None or not report.allocatable:
             reason = report.reason if report is not None else "no pod"
             return Reason(f"{names}, but {reason}", f"the {classes} mapping finds no node for it")
-        if workload.replicas is not None and only_launched(self.karpenter_pools, report.nodes):
+        if workload.replicas is not None and only_launched(self.launched_pools, report.nodes):
             # A DaemonSet's pods go to nodes that exist, Karpenter's among them; the others wait for a node.
+            if self.launched_pools[0].auto_mode:  # one provisioner per stack
+                return Reason(f"{names}, but only nodes of the stack's EKS Auto Mode NodePools fit it, and AWS does "
+                              "not document whether Auto Mode launches a node for a pod asking for an extended "
+                              "resource that a DeviceClass maps, nor which plugin would serve it there",
+                              f"the {classes} mapping fits only nodes Auto Mode may not launch to serve it")
             return Reason(f"{names}, but only nodes of the stack's Karpenter NodePools fit it, and Karpenter does not "
                           "take a pod asking for an extended resource for a DRA pod, even where a DeviceClass maps "
                           "the resource (kubernetes-sigs/karpenter#3231): it sizes the pod by nvidia.com/gpu, which "

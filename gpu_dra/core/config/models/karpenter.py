@@ -20,32 +20,32 @@ from gpu_dra.core.facts.labels import GPU_DRA_LABEL_PREFIX
 CapacityTypeName = Literal["on-demand", "spot", "reserved"]
 
 
-class KarpenterNodePool(Model):
-    """A Karpenter NodePool of GPU instances, with its own EC2NodeClass."""
+class LaunchedNodePool(Model):
+    """A NodePool of GPU instances whose nodes a provisioner launches on demand (Karpenter, or EKS Auto Mode's)."""
 
     name: DnsLabel = Field(description="Unique among the stack's node groups and NodePools")
     instance_types: list[GpuInstanceType] = Field(
-        min_length=1, description="EC2 GPU types of one GPU model and architecture; Karpenter launches the cheapest "
-                                  "that fits the pending pods")
+        min_length=1, description="EC2 GPU types of one GPU model and architecture; the provisioner launches the "
+                                  "cheapest that fits the pending pods")
     capacity_types: list[CapacityTypeName] = Field(
         default_factory=lambda: list[CapacityTypeName](["on-demand"]), min_length=1,
-        description="on-demand, spot, reserved (capacity reservations and blocks); Karpenter prefers reserved, then "
+        description="on-demand, spot, reserved (capacity reservations and blocks); reserved is preferred, then "
                     "spot, then on-demand")
-    max_nodes: int = Field(ge=1, le=1000, description="limits.nodes: Karpenter launches no node beyond it")
-    allocation_mode: AllocationMode = Field(
-        default=AllocationMode.dra, description="dra, or device-plugin for legacy nodes kept during migration")
-    ami_family: Literal["AL2023", "Bottlerocket"] = Field(
-        default="AL2023", description="The EC2NodeClass's AMI alias family; its NVIDIA variant is chosen for GPU types")
+    max_nodes: int = Field(ge=1, le=1000, description="limits.nodes: no node is launched beyond it")
     consolidation: Literal["WhenEmpty", "WhenEmptyOrUnderutilized"] = Field(
         default="WhenEmpty", description="disruption.consolidationPolicy; WhenEmpty never moves a running GPU pod")
     consolidate_after: str = Field(default="10m", pattern=r"^(\d+(s|m|h))+$|^Never$",
                                    description="disruption.consolidateAfter, e.g. 30s, 10m, 1h or Never")
-    disk_size: int = Field(default=200, ge=100, le=16384,
-                           description="Root (AL2023) or data (Bottlerocket) gp3 volume in GiB; GPU images are large")
     labels: dict[str, str] = Field(
         default_factory=dict, description="Kubernetes labels on the nodes; not gpu-dra.io/ ones (gpu-dra's own), nor "
-                                          "Karpenter's domains karpenter.sh and karpenter.k8s.aws")
+                                          "the provisioner's own domains")
     taints: list[Taint] = Field(default_factory=list, description="Taints on the nodes")
+
+    @staticmethod
+    def reserved_label(key: str) -> str | None:
+        """Why the provisioner refuses the label `key` on a NodePool, or None."""
+        reason = karpenter.reserved_label(key)
+        return f"Karpenter refuses it ({reason})" if reason else None
 
     @field_validator("instance_types")
     @classmethod
@@ -59,7 +59,7 @@ class KarpenterNodePool(Model):
         return values
 
     @model_validator(mode="after")
-    def _keys(self) -> KarpenterNodePool:
+    def _keys(self) -> LaunchedNodePool:
         found: list[tuple[str | tuple[str, ...], str]] = []
         for key, value in self.labels.items():
             if problem := metadata.qualified_name_problem(key) or metadata.label_value_problem(key, value):
@@ -67,16 +67,26 @@ class KarpenterNodePool(Model):
             elif key.startswith(GPU_DRA_LABEL_PREFIX):
                 found.append((("labels", key), f"{key}: {GPU_DRA_LABEL_PREFIX} labels are gpu-dra's own (set from "
                                                "allocationMode and the NodePool's name); remove it"))
-            elif reason := karpenter.reserved_label(key):
-                found.append((("labels", key), f"{key}: Karpenter refuses it ({reason}); use a label of your own "
-                                               "domain"))
+            elif reason := self.reserved_label(key):
+                found.append((("labels", key), f"{key}: {reason}; use a label of your own domain"))
         for index, taint in enumerate(self.taints):
             if problem := metadata.qualified_name_problem(taint.key):
                 found.append((f"taints.{index}.key", problem))
             if taint.value and (problem := metadata.label_value_problem(taint.key, taint.value)):
                 found.append((f"taints.{index}.value", problem))
-        raise_field_errors("KarpenterNodePool", found)
+        raise_field_errors(type(self).__name__, found)
         return self
+
+
+class KarpenterNodePool(LaunchedNodePool):
+    """A Karpenter NodePool of GPU instances, with its own EC2NodeClass."""
+
+    allocation_mode: AllocationMode = Field(
+        default=AllocationMode.dra, description="dra, or device-plugin for legacy nodes kept during migration")
+    ami_family: Literal["AL2023", "Bottlerocket"] = Field(
+        default="AL2023", description="The EC2NodeClass's AMI alias family; its NVIDIA variant is chosen for GPU types")
+    disk_size: int = Field(default=200, ge=100, le=16384,
+                           description="Root (AL2023) or data (Bottlerocket) gp3 volume in GiB; GPU images are large")
 
     @property
     def driver(self) -> DriverSource:

@@ -6,6 +6,7 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
+from gpu_dra.core.config.models.auto_mode import AutoMode, AutoModeNodePool
 from gpu_dra.core.config.models.base import Model
 from gpu_dra.core.config.models.choices import Environment
 from gpu_dra.core.config.models.classes import DeviceClassConfig, LegacyMapping
@@ -31,6 +32,9 @@ class StackConfig(Model):
                                        description="An existing cluster's GPU nodes, by label (platform existing)")
     karpenter: Karpenter | None = Field(
         default=None, description="Karpenter, installed by the program, and its GPU NodePools (platform eks)")
+    auto_mode: AutoMode | None = Field(
+        default=None, description="EKS Auto Mode on the cluster (Kubernetes 1.36+) and its GPU NodePools; Auto Mode "
+                                  "runs NVIDIA's DRA driver itself, so no driver chart is installed")
     dra_driver: DraDriver = Field(default=DraDriver(), description="NVIDIA's DRA driver chart")
     device_classes: list[DeviceClassConfig] = Field(default_factory=list, description="Platform DeviceClasses")
     legacy_mappings: list[LegacyMapping] = Field(
@@ -62,6 +66,20 @@ class StackConfig(Model):
     @property
     def karpenter_node_pools(self) -> list[KarpenterNodePool]:
         return list(self.karpenter.node_pools) if self.karpenter else []
+
+    @property
+    def auto_mode_node_pools(self) -> list[AutoModeNodePool]:
+        return list(self.auto_mode.node_pools) if self.auto_mode else []
+
+    @property
+    def launched_node_pools(self) -> list[KarpenterNodePool | AutoModeNodePool]:
+        """The GPU NodePools whose nodes are launched on demand: Karpenter's, then Auto Mode's."""
+        return [*self.karpenter_node_pools, *self.auto_mode_node_pools]
+
+    @property
+    def installs_driver_chart(self) -> bool:
+        """Whether gpu-dra installs NVIDIA's DRA driver chart: everywhere but on Auto Mode, which runs its own."""
+        return self.auto_mode is None
 
     @property
     def protects_team_namespaces(self) -> bool:
