@@ -5,9 +5,7 @@ types and name what AWS does not document."""
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,22 +20,15 @@ from gpu_dra.core.facts import auto_mode, pulumi_types
 from gpu_dra.core.facts.nvidia import DEFAULT_LEVEL
 from gpu_dra.core.facts.target import Target
 
-from .conftest import ROOT, Project
+from .conftest import Project
 from .test_cli import gpu_dra
 from .test_config import _problems
+from .test_karpenter_install import _copy_project
 from .test_provisioning import _claim, _exactly
 
 STACK = "automode"
 CLUSTER = "gpu-auto"
 L4 = "device.attributes['gpu.nvidia.com'].productName.contains('L4')"
-
-
-def _copy_project(root: Path) -> Project:
-    for folder in ("stacks", "workloads"):
-        shutil.copytree(ROOT / folder, root / folder)
-    for file in ("Pulumi.yaml", "__main__.py"):
-        shutil.copy(ROOT / file, root / file)
-    return Project(root)
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from gpu_dra.core.config.models import AllocationMode, KarpenterNodePool, StackConfig
+from gpu_dra.core.config.models import AllocationMode, AutoModeNodePool, KarpenterNodePool, StackConfig
 from gpu_dra.core.facts import karpenter
 from gpu_dra.core.facts import karpenter_iam as template
 from gpu_dra.core.facts.labels import SYSTEM_NODE_LABEL
@@ -224,8 +224,16 @@ def ec2_node_class(pool: KarpenterNodePool, role: Any, subnet_ids: Sequence[Any]
 
 
 def node_pool(pool: KarpenterNodePool) -> dict[str, Any]:
-    """The NodePool: the pool's instance types, capacity types and architecture; at most max_nodes nodes; its
-    consolidation; its nodes labelled and tainted as a node group's."""
+    """The NodePool: the pool's instance types, capacity types and architecture on its own EC2NodeClass; at most
+    max_nodes nodes; its consolidation; its nodes labelled and tainted as a node group's."""
+    return launched_node_pool(pool, {"group": karpenter.NODE_CLASS_API.split("/")[0], "kind": NODE_CLASS_KIND,
+                                     "name": pool.name}, [])
+
+
+def launched_node_pool(pool: KarpenterNodePool | AutoModeNodePool, node_class: dict[str, str],
+                       requirements: list[dict[str, Any]]) -> dict[str, Any]:
+    """A karpenter.sh/v1 NodePool of `pool` on `node_class`, with `requirements` beside its instance types, capacity
+    types and architecture: Karpenter's and EKS Auto Mode's NodePools alike."""
     taints = [taint_object(taint) for taint in node_taints(pool)]
     arch = well_known_labels(pool.instance_types[0])["kubernetes.io/arch"]  # one architecture per pool (config)
     return {
@@ -236,13 +244,13 @@ def node_pool(pool: KarpenterNodePool) -> dict[str, Any]:
             "template": {
                 "metadata": {"labels": node_labels(pool)},
                 "spec": {
-                    "nodeClassRef": {"group": karpenter.NODE_CLASS_API.split("/")[0], "kind": NODE_CLASS_KIND,
-                                     "name": pool.name},
+                    "nodeClassRef": node_class,
                     "requirements": [
                         {"key": "node.kubernetes.io/instance-type", "operator": "In",
                          "values": list(pool.instance_types)},
                         {"key": "karpenter.sh/capacity-type", "operator": "In", "values": list(pool.capacity_types)},
                         {"key": "kubernetes.io/arch", "operator": "In", "values": [arch]},
+                        *requirements,
                     ],
                     "taints": taints,
                 },
