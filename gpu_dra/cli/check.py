@@ -417,14 +417,14 @@ class _Locator:
             return self._stack_line("nodeGroups", groups.index(declared.name))
         if type_ == CHART or policy.resources.rendered_by_chart(urn):
             return self._driver_line(finding.path)  # the chart, or an object it renders
-        if "gpu-dra:karpenter:Karpenter$" in urn:  # a NodePool or EC2NodeClass named <cluster>-<pool>, or the rest
-            pools = [pool.name for pool in config.karpenter_node_pools]
-            pool = name.removeprefix(f"{config.cluster.name}-")
-            return self._stack_line("karpenter", *(("nodePools", pools.index(pool)) if pool in pools else ()))
-        if "gpu-dra:autoMode:AutoModeNodePools$" in urn:  # a NodePool named <cluster>-<pool>
-            pools = [pool.name for pool in config.auto_mode_node_pools]
-            pool = name.removeprefix(f"{config.cluster.name}-")
-            return self._stack_line("autoMode", *(("nodePools", pools.index(pool)) if pool in pools else ()))
+        # A NodePool (or EC2NodeClass) named <cluster>-<pool>, or the rest of its component
+        for component, key, launched in (("gpu-dra:karpenter:Karpenter$", "karpenter", config.karpenter_node_pools),
+                                         ("gpu-dra:autoMode:AutoModeNodePools$", "autoMode",
+                                          config.auto_mode_node_pools)):
+            if component in urn:
+                pools = [pool.name for pool in launched]
+                pool = name.removeprefix(f"{config.cluster.name}-")
+                return self._stack_line(key, *(("nodePools", pools.index(pool)) if pool in pools else ()))
         return self._stack_line("cluster")
 
     def _driver_line(self, path: str) -> tuple[str, int]:

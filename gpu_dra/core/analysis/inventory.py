@@ -97,8 +97,8 @@ class Inventory:
     notes: list[str] = field(default_factory=list)
     slices: list[ResourceSlice] = field(default_factory=list)  # those without devices too (they count in pools)
     taint_rules: list[DeviceTaintRule] = field(default_factory=list)  # as read: not applied to the devices
-    # The Karpenter NodePools whose nodes a stack's synthesized fleet includes: not launched yet, so a claim they
-    # alone serve waits on Karpenter's own judgement (analysis/provisioning).
+    # The Karpenter and Auto Mode NodePools whose nodes a stack's synthesized fleet includes: not launched yet, so a
+    # claim they alone serve waits on their provisioner's own judgement (analysis/provisioning).
     launched_pools: list[LaunchedPool] = field(default_factory=list)
 
     def nodes(self) -> list[str]:
@@ -241,9 +241,14 @@ class LaunchedPool:
         return not self.version
 
     @property
+    def launcher(self) -> str:
+        """Who launches its nodes."""
+        return "EKS Auto Mode" if self.auto_mode else "Karpenter"
+
+    @property
     def provisioner(self) -> str:
-        """Who launches its nodes, as explain and the findings name it."""
-        return "EKS Auto Mode" if self.auto_mode else f"Karpenter {self.version}"
+        """Who launches its nodes, with Karpenter's release, as explain and the findings name it."""
+        return self.launcher if self.auto_mode else f"{self.launcher} {self.version}"
 
     def fleet(self) -> list[GroupSpec]:
         """The nodes the NodePool may have once launched, for the verdicts judged on nodes that exist (explain,

@@ -73,7 +73,7 @@ def launched_nodes(pools: Sequence[LaunchedPool], nodes: Sequence[str]) -> list[
 
 def only_launched(pools: Sequence[LaunchedPool], nodes: Sequence[str]) -> bool:
     """Whether every node is one of the NodePools' not yet launched nodes: a claim allocatable there alone waits on
-    Karpenter's own judgement."""
+    the provisioner's own judgement."""
     return bool(nodes) and len(launched_nodes(pools, nodes)) == len(nodes)
 
 

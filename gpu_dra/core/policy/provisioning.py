@@ -23,17 +23,20 @@ RULE = "dra-claim-provisionable"
 
 
 def dra_claim_provisionable(resources: list[Resource], context: Context) -> list[Finding]:
-    if not context.launched_pools:
+    # An Auto Mode NodePool's types are judged on the very nodes the fleet gives them (analysis/provisioning), so a
+    # claim allocatable there is provisionable there: only Karpenter's pre-launch knowledge can say otherwise.
+    karpenter = tuple(pool for pool in context.launched_pools if not pool.auto_mode)
+    if not karpenter:
         return []
     reports, out = explain_on_fleet(RULE, resources, context)
     only_karpenter = [(claim, resource) for claim, report, resource in reports
-                      if report.allocatable and only_launched(context.launched_pools, report.nodes)]
+                      if report.allocatable and only_launched(karpenter, report.nodes)]
     if not only_karpenter:
         return out
     known = [r for r in dra_objects(resources) if not r.unknown]
     target = context.target
     verdicts = dict(_verdicts(json.dumps([
-        [plain(r.props) for r in known], [dataclasses.asdict(p) for p in context.launched_pools],
+        [plain(r.props) for r in known], [dataclasses.asdict(p) for p in karpenter],
         [target.kubernetes_version, target.platform.value, dict(target.feature_gates), list(target.driver_level)],
         target.enabled("DRAConsumableCapacity")])))
     for claim, resource in only_karpenter:

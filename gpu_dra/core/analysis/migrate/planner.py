@@ -52,7 +52,7 @@ class _Planner:
         self.teams = {team.namespace_name: team for team in stack.teams}
         self.suggested: dict[str, dict[str, ClaimTemplate]] = {}  # namespace -> templates suggested in this run
         self.tolerations = gpu_tolerations(self.views)
-        self.launched_pools = launched_pools(stack.config)  # whose nodes exist only once Karpenter launches them
+        self.launched_pools = launched_pools(stack.config)  # whose nodes exist only once launched
 
     def runs_on(self, spec: Mapping[str, Any]) -> list[tuple[GroupView, str]]:
         """The nodes a DaemonSet's pods are made for: its pod template's node selection and tolerations (the
@@ -130,7 +130,7 @@ class _Planner:
             reason = report.reason if report is not None else "no pod"
             return Reason(f"{names}, but {reason}", f"the {classes} mapping finds no node for it")
         if workload.replicas is not None and only_launched(self.launched_pools, report.nodes):
-            # A DaemonSet's pods go to nodes that exist, Karpenter's among them; the others wait for a node.
+            # A DaemonSet's pods go to nodes that exist, launched ones among them; the others wait for a node.
             if self.launched_pools[0].auto_mode:  # one provisioner per stack
                 return Reason(f"{names}, but only nodes of the stack's EKS Auto Mode NodePools fit it, and AWS does "
                               "not document whether Auto Mode launches a node for a pod asking for an extended "
