@@ -6,9 +6,11 @@ types and name what AWS does not document."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from gpu_dra.cli.offline import ProgramRun, Registration, run_program
 from gpu_dra.core.analysis.explain import Explainer
@@ -192,3 +194,21 @@ def test_check_is_clean_on_the_example() -> None:
     done = gpu_dra("check", "--stack", STACK)
     assert done.returncode == 0, done.stdout + done.stderr
     assert f"stack {STACK}: 0 mandatory, 0 advisory violation(s)" in done.stdout
+
+
+def test_no_verb_assumes_the_charts_classes_on_auto_mode(tmp_path: Path) -> None:
+    """No chart runs there: migrate finds no chart mapping for nvidia.com/gpu, and explain and migrate judge a claim
+    of gpu.nvidia.com as the scheduler would, with no such class, as the stack file's validation refuses it."""
+    migrated = gpu_dra("migrate", "--stack", STACK, "examples/migrate/deployment-web.yaml")
+    assert "DeviceClass gpu.nvidia.com (the DRA driver chart)" not in migrated.stdout
+    assert "no DeviceClass maps nvidia.com/gpu" in migrated.stdout
+    assert "NOT allocatable: request gpu: device class gpu.nvidia.com does not exist" in migrated.stdout
+    claim = tmp_path / "claim.yaml"
+    claim.write_text(yaml.safe_dump({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                                     "metadata": {"name": "any-gpu", "namespace": "serving"},
+                                     "spec": {"devices": {"requests": [
+                                         {"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com"}}]}}}))
+    explained = gpu_dra("explain", "--stack", STACK, str(claim), "--claim", "serving/any-gpu")
+    assert explained.returncode == 1
+    assert "device class gpu.nvidia.com does not exist" in explained.stdout
+    assert "judged as NVIDIA's chart defines it" not in explained.stdout

@@ -132,8 +132,10 @@ def run(args: argparse.Namespace) -> int:
     claims, pods = _chosen(args, everything, every_pod, pending)
     nodes = nodes_from_objects(objects)
     classes = classes_from_objects(objects)
-    explainer = Explainer(classes, features=features_for(target))
     pools = devices.launched_pools
+    # No chart runs on an Auto Mode stack's nodes (Auto Mode stands alone: one provisioner per stack).
+    chart = not (pools and pools[0].auto_mode)
+    explainer = Explainer(classes, features=features_for(target), chart_classes=chart)
     try:
         tainted = explainer.with_taint_rules(devices)
     except TaintRuleError as error:
@@ -154,7 +156,7 @@ def run(args: argparse.Namespace) -> int:
               for pod, report in zip(pods, pod_reports, strict=True)} if pending else {}
     _name_files(list(zip(claims, reports, strict=True)), everything, objects, files, args.stack)
     judged = _judged(list(zip(claims, reports, strict=True)), pod_reports, everything)
-    notes = [*_auto_mode_assumptions(pools), *_assumed_classes(judged, classes),
+    notes = [*_auto_mode_assumptions(pools), *(_assumed_classes(judged, classes) if chart else []),
              *_dropped_fields(judged, objects, target), *_missing_drivers(judged, devices, explainer.classes)]
     if pod_reports and not nodes:
         notes.append("no Node in the inputs: the pods are judged on the nodes the ResourceSlices name, without "
@@ -359,8 +361,7 @@ def _judge_provisioning(judge: ProvisioningJudge, pools: list[LaunchedPool],
     claim's verdict, and a pod that fits such nodes alone is not allocatable when one of its claims never gets one.
     Each claim is judged once, for itself and for the pods using it. A stack has one provisioner (Auto Mode stands
     alone: stack_rules.auto_mode_alone)."""
-    release = pools[0].provisioner
-    who = "EKS Auto Mode" if pools[0].auto_mode else "Karpenter"
+    release, who = pools[0].provisioner, pools[0].launcher
     verdicts: dict[str, Provisioning] = {}
 
     def verdict(claim: ResourceClaim) -> Provisioning:

@@ -32,13 +32,16 @@ class Explainer:
 
     def __init__(self, classes: Mapping[str, list[str]], consumable_capacity: bool = True,
                  features: Features | None = None, clock: Callable[[], float] = time.monotonic,
-                 filter_timeout: float = FILTER_TIMEOUT, search_budget: float = SEARCH_BUDGET):
+                 filter_timeout: float = FILTER_TIMEOUT, search_budget: float = SEARCH_BUDGET,
+                 chart_classes: bool = True):
         """`consumable_capacity` defaults on: the scheduler compiles stored selectors with every field declared
         (StoredExpressions, kubernetes/dynamic-resource-allocation@v0.34.0:cel/cache.go;
         docs/sources.md#cel-environment); the API server decides what may be stored. `features`: the allocator's
         switches (default: the default version's EKS scheduler's, `features_for(Target())`). Each search is stopped
-        after `filter_timeout`, or when all of them have taken `search_budget`, on `clock`."""
-        self.classes = {**nvidia.CHART_CLASS_SELECTORS, **classes}
+        after `filter_timeout`, or when all of them have taken `search_budget`, on `clock`. `chart_classes`: NVIDIA's
+        chart's DeviceClasses stand in for those of their names `classes` lacks, but where no chart is installed (EKS
+        Auto Mode)."""
+        self.classes = {**(nvidia.CHART_CLASS_SELECTORS if chart_classes else {}), **classes}
         self.features = features if features is not None else features_for(Target())
         self.selectors = SelectorEvaluator(consumable_capacity, self.features.list_type_attributes)
         self.search = NodeSearch(self.classes, self.features, clock, filter_timeout, search_budget)

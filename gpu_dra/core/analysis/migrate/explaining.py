@@ -42,7 +42,8 @@ class PodExplainer:
         self.nodes = cluster_nodes(views)
         self.inventory: Inventory = synthesize(stack.config)
         self.explainer = Explainer(classes_from_objects(manifests.stack_device_classes(stack)),
-                                   features=features_for(stack.config.target))
+                                   features=features_for(stack.config.target),
+                                   chart_classes=stack.config.installs_driver_chart)
         # The stack's templates and the claims given, parsed once: each workload's pod is explained against them.
         self.claims = claims_from_objects([
             *(manifests.claim_template(team, t) for team in stack.teams for t in team.claim_templates),

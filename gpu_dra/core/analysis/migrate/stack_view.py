@@ -33,8 +33,10 @@ def mappings(stack: Stack) -> dict[str, ExtendedMapping]:
     later class wins: DeviceClassSpec.extendedResourceName, kubernetes/api@v0.36.0 resource/v1 types.go)."""
     driver = stack.config.dra_driver
     found: dict[str, ExtendedMapping] = {}
-    for obj in chart_objects(driver.chart.value, driver.version, charts.dra_chart_values(stack.config), "gpu-dra",
-                             "gpu-dra"):
+    # No chart on Auto Mode, and which classes Auto Mode creates is not documented (facts/auto_mode.UNDOCUMENTED).
+    rendered = chart_objects(driver.chart.value, driver.version, charts.dra_chart_values(stack.config), "gpu-dra",
+                             "gpu-dra") if stack.config.installs_driver_chart else []
+    for obj in rendered:
         resource = (obj.get("spec") or {}).get("extendedResourceName") if obj.get("kind") == "DeviceClass" else None
         if resource:
             found[str(resource)] = ExtendedMapping(str(resource), str(obj["metadata"]["name"]), "the DRA driver chart")
