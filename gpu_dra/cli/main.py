@@ -74,6 +74,8 @@ VERBS = {
                                          "drift from the stack (read-only)"),
     "migrate": Verb(_COMMANDS + "migrate", "each GPU workload's migration phase on a stack, its claim template and "
                                            "its rewrite to claims"),
+    "upgrade": Verb(_COMMANDS + "upgrade", "what moving a stack to another Kubernetes minor, driver chart or Karpenter "
+                                           "release does to its teams, before it happens"),
     "logs": Verb(_COMMANDS + "logs", "kube-scheduler DRA log lines per pod and claim, with the final reason"),
     "schema": Verb(_COMMANDS + "schema", "print the JSON Schema of stack or team files, for editors"),
     "policy-pack": Verb(_COMMANDS + "policy_pack", "build the policy pack as a self-contained folder "

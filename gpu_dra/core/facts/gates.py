@@ -80,3 +80,28 @@ ADMIN_ACCESS = GuardedField("DRAAdminAccess", "adminAccess")
 DEVICE_TAINTS = GuardedField("DRADeviceTaints", "tolerations")
 CAPACITY_REQUESTS = GuardedField("DRAConsumableCapacity", "capacity requests")
 DISTINCT_ATTRIBUTE = GuardedField("DRAConsumableCapacity", "distinctAttribute")
+
+
+# What a gate's switch changes for a cluster's DRA objects, said when an upgrade turns it on or off (sources as the
+# table above; the KEPs: 5004 extended resources, 5075 consumable capacity, 4815 partitionable devices, 5055 device
+# taints, 4381 DRA, 5027 device status, 5007 binding conditions, 4816 prioritized list, 5018 admin access).
+WHAT_IT_CHANGES = {
+    "DynamicResourceAllocation": "the scheduler allocates ResourceClaims at all",
+    "DRAAdminAccess": "adminAccess requests are kept and allocate devices other claims hold (admin namespaces only)",
+    "DRAPrioritizedList": "firstAvailable requests are kept and allocated in their order",
+    "DRADeviceTaints": "device taints in ResourceSlices block claims that do not tolerate them, and requests' "
+                       "tolerations are kept",
+    "DRADeviceTaintRules": "DeviceTaintRule objects taint the devices they select",
+    "DRAPartitionableDevices": "shared counters and consumesCounters count: partitions of one GPU (MIG) cannot be "
+                               "allocated beyond what the GPU has",
+    "DRAExtendedResource": "a DeviceClass's extendedResourceName is kept: pods asking for that extended resource "
+                           "(nvidia.com/gpu) are served by DRA devices of the class on nodes without a device plugin",
+    "DRAConsumableCapacity": "request capacity, distinctAttribute and devices shared by several claims "
+                             "(allowMultipleAllocations) are kept and counted",
+    "DRADeviceBindingConditions": "binding waits for the device's bindingConditions before the pod binds",
+    "DRAResourceClaimDeviceStatus": "drivers may write a claim's status.devices",
+    "DRASchedulerFilterTimeout": "the scheduler stops searching a node for a claim after its filter timeout (10 s)",
+    "DRAListTypeAttributes": "list-typed device attributes are kept and selectable",
+    "DRANodeAllocatableResources": "DRA devices may count toward node allocatable resources",
+    "DRAWorkloadResourceClaims": "workload-level ResourceClaims are accepted",
+}

@@ -1,0 +1,115 @@
+"""What an upgrade of a stack does to its teams, before it happens: a new Kubernetes minor, driver chart release or
+Karpenter release (`gpu-dra upgrade`, docs/upgrading.md).
+
+The stack is loaded twice, as its files say and with the one key changed (stacks), and both are judged by the same
+models every verb uses (judging): the EKS support calendar, the gate table, the fleet and the version-faithful
+allocator, migrate's placement of legacy workloads, the API versions each minor serves. What differs is the report
+(report); a release's own changes come from the facts kept of each release (releases). Pure: the shell reads the
+files given and prints."""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from gpu_dra.core.analysis import migrate
+from gpu_dra.core.analysis.migrate.stack_view import mappings
+from gpu_dra.core.analysis.upgrade import judging, releases
+from gpu_dra.core.analysis.upgrade.report import RULES, Change, Step, UpgradeReport
+from gpu_dra.core.analysis.upgrade.stacks import KEYS, StackPair, UpgradeError, key_line, load_pair
+from gpu_dra.core.config.models import Stack
+from gpu_dra.core.facts import eks
+from gpu_dra.core.facts.karpenter_dra import KARPENTER_DRA
+
+__all__ = ["KEYS", "RULES", "Change", "StackPair", "UpgradeError", "UpgradeReport", "judge", "load_pair"]
+
+
+def judge(pair: StackPair, workloads: Sequence[migrate.Workload] = (), claims: Sequence[Mapping[str, Any]] = (),
+          manifests: Sequence[tuple[Mapping[str, Any], str]] = (),
+          today: datetime.date | None = None) -> UpgradeReport:
+    """The upgrade's report: `workloads` (and the claims they name) are placed at both versions, `manifests`
+    (object, where) checked for API versions the target stops serving."""
+    before, change = pair.before.stack, pair.change
+    today = today or eks.today()
+    stack_file, line = pair.before.source.file, key_line(pair)
+    report = UpgradeReport(before.name, change, today.isoformat(), findings=list(pair.refused))
+    if change.what == "kubernetes":
+        report.calendar = [judging.support_window(v, today) for v in (change.current, change.target)]
+        report.findings += judging.calendar_findings(report.calendar, today, stack_file, line)
+    after = pair.after
+    if after is None:  # refused at the target: nothing more can be judged there
+        report.order = _order(before, None, change, report)
+        return report
+    before_plan = judging.plan_workloads(before, workloads, claims)
+    after_plan = judging.plan_workloads(after, workloads, claims)
+    report.workloads = judging.workload_moves(before_plan, after_plan)
+    report.workloads_judged = len(before_plan.verdicts)
+    report.findings += judging.workload_findings(report.workloads)
+    report.verdicts, report.unchanged = judging.verdict_changes(before, after)
+    report.findings += judging.verdict_findings(report.verdicts, before.config.target, after.config.target)
+    if change.what == "kubernetes":
+        report.gates = judging.gate_switches(before, after, report.workloads)
+        report.findings += judging.field_changes(before, after, stack_file)
+        report.apis = judging.api_uses(before, after, manifests)
+        report.findings += judging.api_findings(report.apis)
+    elif change.what == "driver":
+        report.driver, found = releases.driver_changes(before, after, stack_file, line)
+        report.findings += found
+    else:
+        pools = [(p.name, list(p.instance_types)) for p in before.config.karpenter_node_pools]
+        report.karpenter = releases.karpenter_type_changes(
+            pools, KARPENTER_DRA.get(change.current, {}), KARPENTER_DRA.get(change.target, {}),
+            (change.current, change.target))
+    report.notes += [n for n in after_plan.notes if n not in before_plan.notes]
+    report.order = _order(before, after, change, report)
+    return report
+
+
+def _order(before: Stack, after: Stack | None, change: Change, report: UpgradeReport) -> list[Step]:
+    """The steps of the upgrade in the order they must happen, each with why."""
+    key = f"gpu-dra:{'.'.join(change.key)}"
+    steps: list[Step] = []
+    if report.findings and any(f.rule == "upgrade-refused" for f in report.findings):
+        steps.append(Step("make the stack valid at the target first", "the stack file is refused there (above)"))
+    if change.what != "kubernetes":
+        chart, _, version = change.target.rpartition("@")
+        setting = f"gpu-dra:draDriver.chart: {chart} and version: {version}" if chart else f"{key}: {change.target}"
+        steps.append(Step(f"set {setting} and run `pulumi up`",
+                          "Helm upgrades the release in place" if change.what == "driver" else
+                          "the CRD chart is upgraded before the controller (gpu-dra installs them as two charts)"))
+        return steps
+    mapped = [g for g in report.gates if g.gate == "DRAExtendedResource" and g.turns_on]
+    for mapping in mappings(after).values() if mapped and after is not None else ():
+        undo = (f"remove {mapping.origin}" if mapping.origin.startswith("gpu-dra:") else
+                f"{mapping.origin} sets it in every release gpu-dra supports, so give the workloads that must stay "
+                "on device-plugin nodes a nodeSelector for them")
+        steps.append(Step(f"before the control plane: decide whether pods asking for {mapping.resource} may land on "
+                          f"DeviceClass {mapping.device_class}'s devices; where not, {undo}",
+                          "DRAExtendedResource turns on with the control plane, and from then on the scheduler "
+                          f"serves {mapping.resource} from DRA devices too"))
+    if report.apis:
+        steps.append(Step("before the control plane: rewrite the manifests listed under APIs to the replacement "
+                          "version", "the target's API server no longer serves theirs"))
+    current, target = (int(v.split(".")[1]) for v in (change.current, change.target))
+    for minor in range(current + 1, target + 1):
+        steps.append(Step(f"control plane to 1.{minor}: set gpu-dra:cluster.kubernetesVersion: \"1.{minor}\" and run "
+                          "`pulumi up`", "EKS upgrades a control plane one minor version at a time"
+                          if target - current > 1 else "the control plane first: nodes may not be newer than it"))
+    pinned = sorted(before.config.cluster.addon_versions)
+    addons = ", ".join(eks.EKS_ADDONS)
+    steps.append(Step(f"add-ons ({addons}): the same `pulumi up` moves the unpinned ones to EKS's default version for "
+                      f"{change.target}" + (f"; pinned ones ({', '.join(pinned)}) need a version for "
+                                            f"{change.target} in cluster.addonVersions" if pinned else ""),
+                      "EKS does not update add-ons itself"))
+    if before.config.node_groups:
+        steps.append(Step("node groups: the same `pulumi up` rolls each managed node group to the target's AMI",
+                          "a managed node group follows the cluster's version"))
+    if before.config.karpenter_node_pools or before.config.auto_mode_node_pools:
+        steps.append(Step("NodePools: Karpenter (or Auto Mode) replaces nodes whose AMI drifted from the target's",
+                          "nodes are replaced, not upgraded in place: claims on them are allocated again"))
+    if before.config.installs_driver_chart:
+        steps.append(Step(f"driver chart: keep {before.config.dra_driver.chart.value} "
+                          f"{before.config.dra_driver.version} or move it after the control plane "
+                          "(`gpu-dra upgrade --driver-to`)", "the driver publishes devices to the new API server"))
+    return steps

@@ -1,0 +1,120 @@
+"""The stack before and after an upgrade: the same files with one key changed, each validated by the loader, so the
+stack at the target is judged by every rule a `pulumi up` of it would meet."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gpu_dra.core.analysis.upgrade.report import Change, finding
+from gpu_dra.core.config.loader import LoadedStack, build_loaded_stack, stack_values
+from gpu_dra.core.config.models import Stack
+from gpu_dra.core.facts import gates, karpenter, nvidia
+from gpu_dra.core.facts.kubernetes_apis import minor_of
+from gpu_dra.core.facts.nvidia_driver import ChartName
+from gpu_dra.core.findings import ConfigError, Finding
+from gpu_dra.core.yamlsource import Located
+
+PREFIX = "gpu-dra:"
+# What an upgrade moves, and the stack key (under gpu-dra:) that says its version.
+KEYS = {"kubernetes": ("cluster", "kubernetesVersion"), "driver": ("draDriver", "version"),
+        "karpenter": ("karpenter", "version")}
+
+
+class UpgradeError(Exception):
+    """An upgrade that cannot be judged as asked (a downgrade, the version it already runs, no Karpenter)."""
+
+
+@dataclass(frozen=True)
+class StackPair:
+    change: Change
+    before: LoadedStack
+    after: Stack | None  # None: the stack file is refused at the target (`refused` says why)
+    refused: list[Finding]
+
+
+def current_version(stack: Stack, what: str) -> str:
+    config = stack.config
+    if what == "kubernetes":
+        return config.cluster.kubernetes_version
+    if what == "driver":
+        return config.dra_driver.version
+    if config.karpenter is None:
+        raise UpgradeError(f"stack {stack.name} runs no Karpenter (gpu-dra:karpenter): nothing to upgrade")
+    return config.karpenter.version
+
+
+def _order(what: str, version: str) -> tuple[int, ...]:
+    if what == "kubernetes":
+        return (1, minor_of(version))
+    return nvidia.parse_version(version)
+
+
+def _check_target(what: str, current: str, target: str) -> None:
+    """A version the change can move to: a newer one, in the form its key takes."""
+    try:
+        wanted, now = _order(what, target), _order(what, current)
+    except (ValueError, IndexError):
+        forms = {"kubernetes": f"a minor version such as {gates.DEFAULT_KUBERNETES_VERSION}",
+                 "driver": f"a release such as {nvidia.DEFAULT_CHART_VERSION}",
+                 "karpenter": f"a release such as {karpenter.DEFAULT_KARPENTER_VERSION}"}
+        raise UpgradeError(f"{target!r} is not {forms[what]}") from None
+    if wanted == now:
+        raise UpgradeError(f"the stack already runs {target}")
+    if wanted < now:
+        what_moves = {"kubernetes": "EKS cannot downgrade a control plane", "driver": "a chart downgrade",
+                      "karpenter": "a Karpenter downgrade"}[what]
+        raise UpgradeError(f"{target} is older than {current}, which the stack runs: {what_moves} is no upgrade "
+                           "gpu-dra judges")
+
+
+def _with_version(values: dict[str, Any], key: tuple[str, ...], version: str,
+                  chart: str | None = None) -> dict[str, Any]:
+    """The stack file's config with gpu-dra:<key> set to `version` (and draDriver.chart to `chart`, where given);
+    the rest untouched."""
+    section, leaf = PREFIX + key[0], key[1]
+    current = values.get(section)
+    updated = {**(current if isinstance(current, dict) else {}), leaf: version}
+    if chart is not None:
+        updated["chart"] = chart
+    return {**values, section: updated}
+
+
+def load_pair(root: Path, name: str, what: str, target: str) -> StackPair:
+    """The stack as its files say, and as they would be with the change; a stack file refused as it is raises
+    ConfigError (fix it first), one refused at the target is a finding."""
+    values, located = stack_values(root, name)
+    before = build_loaded_stack(root, name, values, located)
+    current = current_version(before.stack, what)
+    chart, _, version = target.rpartition("@") if what == "driver" else ("", "", target)
+    if chart and chart == before.stack.config.dra_driver.chart.value:
+        chart = ""  # the chart the stack runs, named
+    if not chart:
+        _check_target(what, current, version)
+    elif chart not in {c.value for c in ChartName}:
+        raise UpgradeError(f"{chart!r} is no chart line gpu-dra knows: {', '.join(c.value for c in ChartName)}")
+    elif nvidia.release_level_of(version) < nvidia.release_level_of(current):
+        raise UpgradeError(f"{chart} {version} is an older driver release than {current}, which the stack runs: a "
+                           "downgrade is no upgrade gpu-dra judges")
+    else:
+        current = f"{before.stack.config.dra_driver.chart.value}@{current}"
+    change = Change(what, current, target if chart else version, KEYS[what])
+    try:
+        after = build_loaded_stack(root, name, _with_version(values, change.key, version, chart or None),
+                                   located).stack
+    except ConfigError as error:
+        line = _line(located, change.key)
+        refused = [finding("upgrade-refused", f"at {change.label}: {f.message}", file=f.file, line=f.line or line,
+                           path=f.path) for f in error.findings]
+        return StackPair(change, before, None, refused)
+    return StackPair(change, before, after, [])
+
+
+def _line(located: Located, key: tuple[str, ...]) -> int | None:
+    return located.line(("config", PREFIX + key[0], key[1])) or located.line(("config", PREFIX + key[0]))
+
+
+def key_line(pair: StackPair) -> int | None:
+    """The line of the stack file that names the version moved (or of its section, where it takes the default)."""
+    return _line(pair.before.source.located, pair.change.key)
