@@ -47,9 +47,11 @@ def judge(pair: StackPair, workloads: Sequence[migrate.Workload] = (), claims: S
     report.workloads_judged = len(before_plan.verdicts)
     report.findings += judging.workload_findings(report.workloads)
     report.verdicts, report.unchanged = judging.verdict_changes(before, after)
-    report.findings += judging.verdict_findings(report.verdicts, before.config.target, after.config.target)
+    report.findings += judging.verdict_findings(report.verdicts, before.config.target, after.config.target,
+                                                _template_lines(pair))
     if change.what == "kubernetes":
         report.gates = judging.gate_switches(before, after, report.workloads)
+        report.findings += judging.mapping_findings(after, report.gates, stack_file, line)
         report.findings += judging.field_changes(before, after, stack_file)
         report.apis = judging.api_uses(before, after, manifests)
         report.findings += judging.api_findings(report.apis)
@@ -64,6 +66,18 @@ def judge(pair: StackPair, workloads: Sequence[migrate.Workload] = (), claims: S
     report.notes += [n for n in after_plan.notes if n not in before_plan.notes]
     report.order = _order(before, after, change, report)
     return report
+
+
+def _template_lines(pair: StackPair) -> dict[str, tuple[str, int | None]]:
+    """namespace/template -> the team file and line that declares it."""
+    lines = {}
+    for team in pair.before.stack.teams:
+        source = pair.before.teams.get(team.name)
+        for index, template in enumerate(team.claim_templates):
+            if source is not None:
+                lines[f"{team.namespace_name}/{template.name}"] = (
+                    source.file, source.located.line(("claimTemplates", index)))
+    return lines
 
 
 def _order(before: Stack, after: Stack | None, change: Change, report: UpgradeReport) -> list[Step]:

@@ -88,6 +88,17 @@ def calendar_findings(windows: Sequence[SupportWindow], today: datetime.date, fi
     return found
 
 
+def mapping_findings(after: Stack, switches: Sequence[GateSwitch], file: str, line: int | None) -> list[Finding]:
+    """Each extendedResourceName the target starts to keep: from then on legacy pods may get DRA devices."""
+    if not any(s.gate == "DRAExtendedResource" and s.turns_on for s in switches):
+        return []
+    return [finding("upgrade-mapping", f"DeviceClass {m.device_class} ({m.origin}) starts serving {m.resource} at "
+                                       f"Kubernetes {after.config.cluster.kubernetes_version}: pods asking for "
+                                       f"{m.resource} may get its devices on any node it reaches",
+                    object=f"DeviceClass {m.device_class}", file=file, line=line)
+            for m in mappings(after).values()]
+
+
 def _state(target: Target, gate: str) -> str:
     state = gates.state(gate, target.kubernetes_version)
     if state is None:
@@ -191,15 +202,18 @@ def verdict_changes(before: Stack, after: Stack) -> tuple[list[VerdictChange], i
     return changed, sum(1 for claim in new if claim in old) - len(changed)
 
 
-def verdict_findings(changes: Sequence[VerdictChange], before: Target, after: Target) -> list[Finding]:
+def verdict_findings(changes: Sequence[VerdictChange], before: Target, after: Target,
+                     lines: Mapping[str, tuple[str, int | None]]) -> list[Finding]:
+    """A template that loses its place is an error; one that keeps it on other nodes or devices a warning.
+    `lines`: each template's file and line."""
     found = []
     for change in changes:
+        file, line = lines.get(change.claim, (f"stacks/teams/{change.team}.yaml", None))
         lost = change.before.allocatable and not change.after.allocatable
         message = (f"Kubernetes {before.kubernetes_version}: {change.before.words()}; Kubernetes "
                    f"{after.kubernetes_version}: {change.after.words()}")
         found.append(finding("upgrade-verdict", message, error=lost,
-                             object=f"ResourceClaimTemplate {change.claim}",
-                             file=f"stacks/teams/{change.team}.yaml"))
+                             object=f"ResourceClaimTemplate {change.claim}", file=file, line=line))
     return found
 
 

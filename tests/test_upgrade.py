@@ -1,0 +1,229 @@
+"""`gpu-dra upgrade` (issue 30): a stack judged at its version and at the target, section by section, each on a stack
+made for it from the repository's; the command's exits, JSON and SARIF."""
+
+from __future__ import annotations
+
+import datetime
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from gpu_dra.cli.inputs import read_inputs
+from gpu_dra.core.analysis import migrate, upgrade
+from gpu_dra.core.analysis.upgrade import judging, releases
+from gpu_dra.core.config.loader import load_stack
+from gpu_dra.core.facts.kubernetes_apis import SERVED_APIS, removed_between
+
+from .conftest import Project
+from .test_cli import gpu_dra
+
+# A template asking for more of an A100's memory than it has: 1.35 drops the capacity request (DRAConsumableCapacity
+# is alpha, off on EKS) and gives it a whole GPU; 1.36 keeps the request, which no device meets.
+OVERSIZED: dict[str, Any] = {"name": "big-share", "description": "60Gi of one GPU's memory",
+             "requests": [{"name": "gpu", "deviceClass": "gpu.nvidia.com", "capacity": {"memory": "60Gi"}}]}
+
+
+def _team(project: Project, templates: list[dict[str, Any]], stack: str = "dev") -> None:
+    (project.root / "stacks" / "teams" / "edge.yaml").write_text(yaml.safe_dump(
+        {"name": "edge", "description": "templates made for the upgrade tests", "claimTemplates": templates}))
+    project.edit_stack(stack, lambda config: config["gpu-dra:teams"].update({"edge": {}}))
+
+
+def _judge(project: Project, stack: str, what: str, target: str, **kwargs: Any) -> upgrade.UpgradeReport:
+    return upgrade.judge(upgrade.load_pair(project.root, stack, what, target), **kwargs)
+
+
+# ------------------------------------------------------------------------------------------------------ calendar
+def test_the_calendar_is_judged_by_the_day_given(project: Project) -> None:
+    march = _judge(project, "dev", "kubernetes", "1.36", today=datetime.date(2027, 3, 1))
+    current, target = march.calendar
+    assert (current.version, current.standard_ends, current.state) == (
+        "1.35", "2027-03-27", "standard support, 26 day(s) left")
+    assert target.price_per_hour == "0.10" and target.standard_ends == "2027-08-02"
+    assert not [f for f in march.findings if f.rule == "upgrade-support"]
+    june = _judge(project, "dev", "kubernetes", "1.36", today=datetime.date(2027, 6, 1))
+    (soon,) = [f for f in june.findings if f.rule == "upgrade-support" and "target" in f.message]
+    assert "in 62 day(s)" in soon.message and soon.file == "stacks/Pulumi.dev.yaml" and soon.line
+    assert june.calendar[0].price_per_hour == "0.60"  # 1.35 is in extended support then, billed as such
+    (left,) = [f for f in june.findings if f.rule == "upgrade-support" and "target" not in f.message]
+    assert "left EKS standard support on 2027-03-27" in left.message
+
+
+# ------------------------------------------------------------------------------------------------- gates, mappings
+def test_gates_that_switch_name_the_mappings_that_become_effective(project: Project) -> None:
+    project.edit_stack("dev", lambda config: config.update(
+        {"gpu-dra:legacyMappings": [{"extendedResourceName": "example.com/l4", "deviceClass": "gpu-l4"}]}))
+    report = _judge(project, "dev", "kubernetes", "1.36")
+    switched = {s.gate: s for s in report.gates}
+    assert set(switched) == {"DRAExtendedResource", "DRAConsumableCapacity", "DRAPartitionableDevices",
+                             "DRADeviceTaints", "DRADeviceBindingConditions"}  # alpha in 1.35, beta and on in 1.36
+    extended = switched["DRAExtendedResource"]
+    assert (extended.before, extended.after, extended.turns_on) == ("alpha, off", "beta, on", True)
+    assert any("DeviceClass gpu-l4 (gpu-dra:legacyMappings[0]) starts serving example.com/l4" in e
+               for e in extended.effects)
+    assert any("DeviceClass gpu.nvidia.com (the DRA driver chart) starts serving nvidia.com/gpu" in e
+               for e in extended.effects)
+    mapped = {f.object for f in report.findings if f.rule == "upgrade-mapping"}
+    assert mapped == {"DeviceClass gpu-l4", "DeviceClass gpu.nvidia.com"}
+    steps = [s.what for s in report.order]
+    assert any("remove gpu-dra:legacyMappings[0]" in s for s in steps)
+    assert steps.index(next(s for s in steps if "example.com/l4" in s)) < steps.index(
+        next(s for s in steps if s.startswith("control plane to 1.36")))  # decided before the control plane
+
+
+def test_no_gate_section_without_a_switch(project: Project) -> None:
+    """1.34 -> 1.35 switches no DRA gate on EKS (DRADeviceTaintRules arrives alpha, off)."""
+    project.edit_stack("dev", lambda config: config["gpu-dra:cluster"].update(
+        {"kubernetesVersion": "1.34", "upgradePolicy": "EXTENDED"}))
+    report = _judge(project, "dev", "kubernetes", "1.35")
+    assert report.gates == [] and not [f for f in report.findings if f.rule == "upgrade-mapping"]
+
+
+# ------------------------------------------------------------------------------------------ fields and verdicts
+def test_a_template_that_loses_its_place_is_an_error_on_its_line(project: Project) -> None:
+    _team(project, [OVERSIZED])
+    report = _judge(project, "dev", "kubernetes", "1.36")
+    (change,) = report.verdicts
+    assert change.claim == "edge/big-share" and change.team == "edge"
+    assert change.before.allocatable and not change.after.allocatable
+    assert change.after.reason  # the 1.36 allocator's own words
+    (verdict,) = [f for f in report.findings if f.rule == "upgrade-verdict"]
+    assert (verdict.severity, verdict.file, verdict.line) == ("error", "stacks/teams/edge.yaml", 2)
+    (field,) = [f for f in report.findings if f.rule == "upgrade-field"]
+    assert field.object == "ResourceClaimTemplate edge/big-share" and "starts to act" in field.message
+    assert report.breaks
+    assert report.unchanged == sum(len(t.claim_templates) for t in load_stack(project.root, "dev").teams) - 1
+
+
+def test_a_template_the_target_serves_alike_is_no_finding(project: Project) -> None:
+    _team(project, [{**OVERSIZED, "requests": [{**OVERSIZED["requests"][0], "capacity": {"memory": "10Gi"}}]}])
+    report = _judge(project, "dev", "kubernetes", "1.36")
+    assert report.verdicts == [] and not report.breaks
+    assert [f.rule for f in report.findings if f.severity == "error"] == []
+
+
+# ---------------------------------------------------------------------------------------------------- workloads
+def test_a_legacy_workload_served_by_the_mapping_at_the_target(project: Project) -> None:
+    """prod's ops team runs gpu-diag on the device-plugin group legacy-a10g; at 1.36 the chart's gpu.nvidia.com
+    serves nvidia.com/gpu, which migrate places there first, as on a 1.36 stack today."""
+    stack = load_stack(project.root, "prod")
+    sources = read_inputs([str(project.root / p) for t in stack.teams for p in t.workloads])
+    workloads, claims = migrate.read_workloads(sources, "1.35")
+    report = _judge(project, "prod", "kubernetes", "1.36", workloads=workloads, claims=claims)
+    (move,) = report.workloads
+    assert move.workload == "CronJob gpu-ops/gpu-diag"
+    assert move.before.startswith("device plugin on legacy-a10g")
+    assert move.after.startswith("DRA through nvidia.com/gpu -> DeviceClass gpu.nvidia.com")
+    assert not move.stranded and not move.placed
+    (found,) = [f for f in report.findings if f.rule == "upgrade-workload"]
+    assert found.severity == "warning" and found.line == 5 and found.file.endswith("gpu-diag.yaml")
+
+
+def test_workloads_that_gain_a_place_and_one_that_stays_without(tmp_path: Path) -> None:
+    result = gpu_dra("upgrade", "--stack", "dev", "--to", "1.36", "--format", "json", "examples/migrate/")
+    assert result.returncode == 0, result.stderr
+    (report,) = json.loads(result.stdout)["upgrades"]
+    moved = {m["workload"]: m for m in report["workloads"]}
+    assert moved["Deployment inference/web"]["placed"]
+    assert "Job ml-training/pretrain-16" not in moved  # nowhere at both versions (16 GPUs on one node), for
+    assert report["workloads_judged"] == 8  # another reason only: not a move
+
+
+# ------------------------------------------------------------------------------------------------------------ APIs
+def test_api_versions_the_target_stops_serving() -> None:
+    assert removed_between("resource.k8s.io/v1beta1", "1.37", "1.38") == SERVED_APIS["resource.k8s.io/v1beta1"]
+    assert removed_between("resource.k8s.io/v1beta1", "1.35", "1.36") is None
+    assert removed_between("resource.k8s.io/v1beta2", "1.37", "1.38") is None  # until 1.39
+    assert removed_between("resource.k8s.io/v1", "1.36", "1.38") is None
+
+
+def test_api_uses_name_the_manifests_given(project: Project) -> None:
+    stack = load_stack(project.root, "dev")
+    later = stack.model_copy(update={"config": stack.config.model_copy(update={
+        "cluster": stack.config.cluster.model_copy(update={"kubernetes_version": "1.38"})})})
+    old = {"apiVersion": "resource.k8s.io/v1beta1", "kind": "DeviceClass", "metadata": {"name": "old"}}
+    new = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "new"}}
+    uses = judging.api_uses(stack, later, [(old, "classes.yaml"), (new, "classes.yaml")])
+    assert [(u.name, u.where, u.removed_in, u.replacement) for u in uses] == [
+        ("old", "classes.yaml", "1.38", "resource.k8s.io/v1")]  # gpu-dra's own objects are v1: none of them
+
+
+def test_a_v1beta1_manifest_is_no_finding_before_its_removal(tmp_path: Path) -> None:
+    manifest = tmp_path / "class.yaml"
+    manifest.write_text(yaml.safe_dump({"apiVersion": "resource.k8s.io/v1beta1", "kind": "DeviceClass",
+                                        "metadata": {"name": "old"}, "spec": {}}))
+    result = gpu_dra("upgrade", "--stack", "dev", "--to", "1.36", "--format", "json", str(manifest))
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["upgrades"][0]["apis"] == []
+
+
+# ------------------------------------------------------------------------------------------ driver and Karpenter
+def test_a_chart_line_change_says_what_the_release_changes(project: Project) -> None:
+    project.edit_stack("dev", lambda config: config["gpu-dra:draDriver"].update(
+        {"chart": "nvidia-dra-driver-gpu", "version": "25.12.0"}))
+    report = _judge(project, "dev", "driver", "dra-driver-nvidia-gpu@0.4.1")
+    assert report.change.current == "nvidia-dra-driver-gpu@25.12.0"
+    assert "driver gate DeviceMetadata arrives (alpha, off by default)" in report.driver
+    assert "value controller.replicas is new" in report.driver
+    assert report.order[0].what.startswith("set gpu-dra:draDriver.chart: dra-driver-nvidia-gpu and version: 0.4.1")
+    assert report.calendar == [] and report.gates == []
+
+
+def test_a_release_with_nothing_modelled_says_so(project: Project) -> None:
+    project.edit_stack("dev", lambda config: config["gpu-dra:draDriver"].update({"version": "0.4.0"}))
+    report = _judge(project, "dev", "driver", "0.4.1")
+    assert report.driver == ["no gate, value, DeviceClass or published attribute gpu-dra models differs between "
+                             "dra-driver-nvidia-gpu 0.4.0 and dra-driver-nvidia-gpu 0.4.1"]
+
+
+def test_karpenter_types_gained_and_lost_per_node_pool() -> None:
+    said = releases.karpenter_type_changes([("gpu", ["g6f.xlarge", "g7.xlarge", "g6.xlarge"])],
+                                           {"g6f.xlarge": (), "g6.xlarge": ()}, {"g7.xlarge": (), "g6.xlarge": ()},
+                                           ("1.15.0", "1.15.2"))
+    assert said == ["NodePool gpu: Karpenter 1.15.2 has no DRA metadata for g6f.xlarge (Karpenter 1.15.0 had): no "
+                    "node of these types is launched for a claim",
+                    "NodePool gpu: Karpenter 1.15.2 gains DRA metadata for g7.xlarge"]
+
+
+def test_a_target_the_stack_file_refuses_is_an_error_on_its_key() -> None:
+    result = gpu_dra("upgrade", "--stack", "staging", "--karpenter-to", "1.15.2")
+    assert result.returncode == 1, result.stderr
+    assert "stacks/Pulumi.staging.yaml" in result.stdout and "[upgrade-refused]" in result.stdout
+    refused = gpu_dra("upgrade", "--stack", "staging", "--to", "1.37")
+    assert refused.returncode == 1 and "1.37 is not supported yet" in refused.stdout
+
+
+# ------------------------------------------------------------------------------------------------ the command
+@pytest.mark.parametrize(("args", "words"), [
+    (["--stack", "dev", "--to", "1.34"], "EKS cannot downgrade a control plane"),
+    (["--stack", "dev", "--to", "1.35"], "the stack already runs 1.35"),
+    (["--stack", "dev", "--karpenter-to", "1.15.0"], "runs no Karpenter"),
+    (["--stack", "dev", "--to", "136"], "is not a minor version such as"),
+    (["--stack", "dev", "--driver-to", "other-chart@1.0.0"], "no chart line gpu-dra knows"),
+])
+def test_what_cannot_be_judged_exits_2(args: list[str], words: str) -> None:
+    result = gpu_dra("upgrade", *args)
+    assert result.returncode == 2 and words in result.stderr, result.stderr
+
+
+def test_every_stack_to_its_next_minor() -> None:
+    result = gpu_dra("upgrade", "--all-stacks", "--to", "next", "--format", "json")
+    reports = {r["stack"]: r for r in json.loads(result.stdout)["upgrades"]}
+    assert set(reports) == {"automode", "dev", "prod", "staging"}
+    assert reports["dev"]["change"]["target"] == "1.36" and not reports["dev"]["breaks"]
+    assert reports["staging"]["breaks"]  # 1.37: no EKS release gpu-dra supports yet
+    assert result.returncode == 1
+
+
+def test_sarif_points_at_the_files_and_lines(project: Project) -> None:
+    _team(project, [OVERSIZED])
+    result = gpu_dra("upgrade", "--stack", "dev", "--to", "1.36", "--format", "sarif", cwd=project.root)
+    assert result.returncode == 1, result.stderr
+    results = json.loads(result.stdout)["runs"][0]["results"]
+    (verdict,) = [r for r in results if r["ruleId"] == "upgrade-verdict"]
+    location = verdict["locations"][0]["physicalLocation"]
+    assert location == {"artifactLocation": {"uri": "stacks/teams/edge.yaml"}, "region": {"startLine": 2}}
+    assert verdict["level"] == "error"
