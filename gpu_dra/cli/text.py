@@ -8,7 +8,7 @@ import io
 import json
 import re
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
@@ -17,7 +17,17 @@ from gpu_dra.cli.process import UsageError
 if TYPE_CHECKING:  # the inventory's types only: printing needs no parser
     from gpu_dra.core.analysis.inventory import Device
 
-SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"  # what `check` and `doctor` write
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"  # what `check`, `doctor` and `upgrade` write
+
+
+def sarif_document(rules: Mapping[str, tuple[str, str]], results: list[dict[str, Any]]) -> dict[str, Any]:
+    """A SARIF 2.1.0 log of one gpu-dra run: its rules (id -> (level, description)) and results."""
+    from gpu_dra import __version__
+
+    described = [{"id": rule, "shortDescription": {"text": text}, "defaultConfiguration": {"level": level}}
+                 for rule, (level, text) in rules.items()]
+    return {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [{
+        "tool": {"driver": {"name": "gpu-dra", "version": __version__, "rules": described}}, "results": results}]}
 
 # C0 and C1 controls but tab and newline (escape sequences, carriage returns, backspaces), and the bidirectional
 # overrides that reorder what a terminal shows.

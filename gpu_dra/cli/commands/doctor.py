@@ -7,14 +7,13 @@ import json
 import sys
 from typing import Any
 
-from gpu_dra import __version__
 from gpu_dra.cli.arguments import check_kubernetes_version, cluster_options
 from gpu_dra.cli.cluster import CLAIMS, CLASSES, NODES, QUOTAS, SLICES, TEMPLATES, ClusterState
 from gpu_dra.cli.inputs import read_inputs
 from gpu_dra.cli.live import read_live_cluster
 from gpu_dra.cli.process import EXIT_FINDINGS, EXIT_OK, UsageError
 from gpu_dra.cli.project import chosen_stack
-from gpu_dra.cli.text import SARIF_SCHEMA, cut
+from gpu_dra.cli.text import cut, sarif_document
 from gpu_dra.core.analysis import doctor
 from gpu_dra.core.analysis.doctor import RULES, Diagnosis
 from gpu_dra.core.analysis.inventory import InventoryError, objects_in_document
@@ -172,8 +171,6 @@ def _print_text(diagnosis: Diagnosis, judged: str) -> None:
 def as_sarif(findings: list[Finding]) -> dict[str, Any]:
     """One result per finding, as `gpu-dra check` writes them, located at the cluster object it names (a logical
     location: cluster objects have no file)."""
-    rules = [{"id": rule, "shortDescription": {"text": text}, "defaultConfiguration": {"level": severity}}
-             for rule, (severity, text) in RULES.items()]
     results = []
     for finding in findings:
         text = f"{finding.object}: {finding.message.rstrip('.')}"
@@ -185,5 +182,4 @@ def as_sarif(findings: list[Finding]) -> dict[str, Any]:
                                                  "kind": "resource"}]}],
             "properties": {"object": finding.object, "kind": kind},
         })
-    return {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [{
-        "tool": {"driver": {"name": "gpu-dra", "version": __version__, "rules": rules}}, "results": results}]}
+    return sarif_document(RULES, results)

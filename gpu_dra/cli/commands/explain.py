@@ -33,13 +33,13 @@ from gpu_dra.core.analysis.pending import (
 )
 from gpu_dra.core.analysis.pods import PodClaim, PodReport, PodSpec, explain_pods, nodes_from_objects, pods_from_objects
 from gpu_dra.core.analysis.provisioning import Provisioning, ProvisioningJudge, launched_nodes, only_launched
-from gpu_dra.core.checks.manifest_lint import gate_sites
 from gpu_dra.core.dra.cel.lexer import tokenize
 from gpu_dra.core.dra.claims import (
     DeviceClass,
     ResourceClaim,
     claims_from_objects,
     classes_from_objects,
+    gate_sites,
     in_use_from_claims,
     parse_device_class,
 )

@@ -8,11 +8,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from gpu_dra import __version__
 from gpu_dra.cli.inputs import input_files, read_inputs
 from gpu_dra.cli.process import EXIT_FINDINGS, EXIT_OK, UsageError
 from gpu_dra.cli.project import project_root
-from gpu_dra.cli.text import SARIF_SCHEMA, cut, shown
+from gpu_dra.cli.text import cut, sarif_document, shown
 from gpu_dra.core.analysis import migrate, upgrade
 from gpu_dra.core.analysis.inventory import objects_in_document
 from gpu_dra.core.analysis.upgrade import RULES, UpgradeReport
@@ -179,8 +178,6 @@ def _print(report: UpgradeReport) -> None:
 
 def as_sarif(reports: list[UpgradeReport]) -> dict[str, Any]:
     """One result per finding, at the file and line it names (the stack or team file) where it has one."""
-    rules = [{"id": rule, "shortDescription": {"text": text}, "defaultConfiguration": {"level": severity}}
-             for rule, (severity, text) in RULES.items()]
     results = []
     for report in reports:
         for item in report.findings:
@@ -193,5 +190,4 @@ def as_sarif(reports: list[UpgradeReport]) -> dict[str, Any]:
                 location["physicalLocation"] = physical
             results.append({"ruleId": item.rule, "level": item.severity, "message": {"text": cut(text, 2000)},
                             "locations": [location]})
-    return {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [{
-        "tool": {"driver": {"name": "gpu-dra", "version": __version__, "rules": rules}}, "results": results}]}
+    return sarif_document(RULES, results)

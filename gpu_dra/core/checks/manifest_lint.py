@@ -17,7 +17,7 @@ from gpu_dra.core.data import mapping
 from gpu_dra.core.dra import k8s_schema, metadata
 from gpu_dra.core.dra.api import KINDS, REQUEST_FIELDS, uses_exactly
 from gpu_dra.core.dra.cel import CompileError, check_selector
-from gpu_dra.core.dra.claims import DeviceClass, ResourceClaim, parse_object
+from gpu_dra.core.dra.claims import DeviceClass, ResourceClaim, gate_sites, parse_object
 from gpu_dra.core.dra.objects import INT64_MAX
 from gpu_dra.core.facts import gates, nvidia
 from gpu_dra.core.facts.target import Platform, Target
@@ -80,29 +80,6 @@ def selector_sites(parsed: DeviceClass | ResourceClaim | None) -> Iterator[Selec
             for choice in request.choices:
                 for path, expression in zip(choice.selector_paths, choice.selectors, strict=True):
                     yield SelectorSite(path, expression, choice.device_class)
-
-
-def gate_sites(parsed: DeviceClass | ResourceClaim | None) -> Iterator[tuple[Loc, gates.GuardedField]]:
-    """Every field a feature gate guards, where it was written."""
-    if isinstance(parsed, DeviceClass):
-        if parsed.extended_resource_name is not None:
-            yield ("spec", "extendedResourceName"), gates.EXTENDED_RESOURCE
-        return
-    if parsed is None:
-        return
-    for request in parsed.requests:
-        if "firstAvailable" in request.fields:
-            yield (*request.path, "firstAvailable"), gates.PRIORITIZED_LIST
-        for choice in request.choices:
-            if choice.admin_access:
-                yield (*choice.path, "adminAccess"), gates.ADMIN_ACCESS
-            if choice.has_tolerations:
-                yield (*choice.path, "tolerations"), gates.DEVICE_TAINTS
-            if choice.requests_capacity:
-                yield (*choice.path, "capacity"), gates.CAPACITY_REQUESTS
-    for constraint in parsed.constraints:
-        if constraint.distinct_attribute is not None:
-            yield (*constraint.path, "distinctAttribute"), gates.DISTINCT_ATTRIBUTE
 
 
 def gates_off(parsed: DeviceClass | ResourceClaim | None, target: Target,

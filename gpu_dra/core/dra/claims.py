@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 from gpu_dra.core.data import mapping
 from gpu_dra.core.dra.api import REQUEST_FIELDS, uses_exactly
 from gpu_dra.core.dra.objects import INT64_MAX, quantity_text
+from gpu_dra.core.facts import gates
 from gpu_dra.core.yamlsource import Loc
 
 
@@ -325,3 +326,26 @@ def in_use_from_claims(claims: Iterable[ResourceClaim]) -> InUse:
                 shares.setdefault(device, []).append(Share(claim.name, result.share_id, result.consumed_capacity))
     used.shares = {device: tuple(held) for device, held in shares.items()}
     return used
+
+
+def gate_sites(parsed: DeviceClass | ResourceClaim | None) -> Iterator[tuple[Loc, gates.GuardedField]]:
+    """Every field a feature gate guards, where it was written."""
+    if isinstance(parsed, DeviceClass):
+        if parsed.extended_resource_name is not None:
+            yield ("spec", "extendedResourceName"), gates.EXTENDED_RESOURCE
+        return
+    if parsed is None:
+        return
+    for request in parsed.requests:
+        if "firstAvailable" in request.fields:
+            yield (*request.path, "firstAvailable"), gates.PRIORITIZED_LIST
+        for choice in request.choices:
+            if choice.admin_access:
+                yield (*choice.path, "adminAccess"), gates.ADMIN_ACCESS
+            if choice.has_tolerations:
+                yield (*choice.path, "tolerations"), gates.DEVICE_TAINTS
+            if choice.requests_capacity:
+                yield (*choice.path, "capacity"), gates.CAPACITY_REQUESTS
+    for constraint in parsed.constraints:
+        if constraint.distinct_attribute is not None:
+            yield (*constraint.path, "distinctAttribute"), gates.DISTINCT_ATTRIBUTE

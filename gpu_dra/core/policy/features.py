@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from gpu_dra.core.checks.manifest_lint import gate_sites, gates_off
-from gpu_dra.core.dra.claims import ResourceClaim
+from gpu_dra.core.checks.manifest_lint import gates_off
+from gpu_dra.core.dra.claims import ResourceClaim, gate_sites
 from gpu_dra.core.facts import gates, nvidia_driver
 from gpu_dra.core.facts.nvidia_driver import SharingStrategy
 from gpu_dra.core.findings import Finding

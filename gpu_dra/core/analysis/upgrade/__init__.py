@@ -96,8 +96,8 @@ def _order(before: Stack, after: Stack | None, change: Change, report: UpgradeRe
     mapped = [g for g in report.gates if g.gate == "DRAExtendedResource" and g.turns_on]
     for mapping in mappings(after).values() if mapped and after is not None else ():
         undo = (f"remove {mapping.origin}" if mapping.origin.startswith("gpu-dra:") else
-                f"{mapping.origin} sets it in every release gpu-dra supports, so give the workloads that must stay "
-                "on device-plugin nodes a nodeSelector for them")
+                f"{mapping.origin}'s class maps it in every release gpu-dra supports, so give the workloads that "
+                "must stay on device-plugin nodes a nodeSelector for those nodes")
         steps.append(Step(f"before the control plane: decide whether pods asking for {mapping.resource} may land on "
                           f"DeviceClass {mapping.device_class}'s devices; where not, {undo}",
                           "DRAExtendedResource turns on with the control plane, and from then on the scheduler "

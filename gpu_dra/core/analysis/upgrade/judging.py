@@ -27,13 +27,13 @@ from gpu_dra.core.analysis.upgrade.report import (
     WorkloadMove,
     finding,
 )
-from gpu_dra.core.checks.manifest_lint import gate_sites
 from gpu_dra.core.config.models import Stack
 from gpu_dra.core.dra.claims import (
     DeviceClass,
     ResourceClaim,
     claims_from_objects,
     classes_from_objects,
+    gate_sites,
     parse_device_class,
 )
 from gpu_dra.core.facts import eks, gates
@@ -126,7 +126,8 @@ def _effects(gate: str, on: bool, before: Stack, after: Stack, moved: Sequence[W
         for mapping in mappings(after).values():
             effects.append(f"DeviceClass {mapping.device_class} ({mapping.origin}) starts serving {mapping.resource}: "
                            f"pods asking for {mapping.resource} on nodes without a device plugin get its devices")
-        effects += [f"{move.workload} ({move.where}): {move.before} -> {move.after}" for move in moved]
+        if moved:
+            effects.append(f"legacy workloads that change place (below): {', '.join(m.workload for m in moved)}")
         if not mappings(after):
             effects.append("no DeviceClass of this stack names an extendedResourceName")
     if gate == "DRAPartitionableDevices" and on:
