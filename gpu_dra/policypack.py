@@ -65,6 +65,10 @@ CONTEXT_SCHEMA = PolicyConfigSchema(properties={
                         "description": "The namespaces of the teams the stack grants admin access"},
     "platformKeys": {"type": "array", "items": {"type": "object"},
                      "description": "Keys only the platform may set, found in team files: team, teamFile, line, key"},
+    "upgradeFindings": {"type": "array", "items": {"type": "object"},
+                        "description": "What moving the stack's versions since the base of the change does, as "
+                                       "`gpu-dra check --base` judges it: change, command, rule, severity, message, "
+                                       "fix, file, line, object"},
 })
 LEVELS = {policy.ADVISORY: EnforcementLevel.ADVISORY, policy.MANDATORY: EnforcementLevel.MANDATORY,
           "disabled": EnforcementLevel.DISABLED}
@@ -117,7 +121,7 @@ def _view(value: Any) -> Any:
 class _Session:
     """One offline run of the pack over one stack (`collecting`): the findings, and what every policy of the run
     reads alike. The analyzer hands each policy its own copy of a resource's properties; within one run they are
-    the same (the inputs of one Analyze, the outputs of one AnalyzeStack), so a resource is typed once for all 20
+    the same (the inputs of one Analyze, the outputs of one AnalyzeStack), so a resource is typed once for all
     rules and each rule's config read once, not once per resource."""
 
     found: list[Finding] = field(default_factory=list)

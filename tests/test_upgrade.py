@@ -19,16 +19,18 @@ from gpu_dra.core.facts.kubernetes_apis import SERVED_APIS, removed_between
 
 from .conftest import Project
 from .test_cli import gpu_dra
+from .test_team_namespaces import _committed
 
-# A template asking for more of an A100's memory than it has: 1.35 drops the capacity request (DRAConsumableCapacity
-# is alpha, off on EKS) and gives it a whole GPU; 1.36 keeps the request, which no device meets.
-OVERSIZED: dict[str, Any] = {"name": "big-share", "description": "60Gi of one GPU's memory",
-             "requests": [{"name": "gpu", "deviceClass": "gpu.nvidia.com", "capacity": {"memory": "60Gi"}}]}
+# A template asking for more memory than any GPU of the stacks has: 1.35 drops the capacity request
+# (DRAConsumableCapacity is alpha, off on EKS) and gives it a whole GPU; 1.36 keeps the request, which no device meets.
+OVERSIZED: dict[str, Any] = {"name": "big-share", "description": "200Gi of one GPU's memory",
+             "requests": [{"name": "gpu", "deviceClass": "gpu.nvidia.com", "capacity": {"memory": "200Gi"}}]}
 
 
 def _team(project: Project, templates: list[dict[str, Any]], stack: str = "dev") -> None:
     (project.root / "stacks" / "teams" / "edge.yaml").write_text(yaml.safe_dump(
-        {"name": "edge", "description": "templates made for the upgrade tests", "claimTemplates": templates}))
+        {"name": "edge", "description": "templates made for the upgrade tests",
+         "quota": {"claims": 4, "devices": {"gpu.nvidia.com": 1}}, "claimTemplates": templates}))
     project.edit_stack(stack, lambda config: config["gpu-dra:teams"].update({"edge": {}}))
 
 
@@ -94,6 +96,7 @@ def test_a_template_that_loses_its_place_is_an_error_on_its_line(project: Projec
     assert (verdict.severity, verdict.file, verdict.line) == ("error", "stacks/teams/edge.yaml", 2)
     (field,) = [f for f in report.findings if f.rule == "upgrade-field"]
     assert field.object == "ResourceClaimTemplate edge/big-share" and "starts to act" in field.message
+    assert (field.file, field.line) == ("stacks/teams/edge.yaml", 2)
     assert report.breaks
     assert report.unchanged == sum(len(t.claim_templates) for t in load_stack(project.root, "dev").teams) - 1
 
@@ -227,3 +230,45 @@ def test_sarif_points_at_the_files_and_lines(project: Project) -> None:
     location = verdict["locations"][0]["physicalLocation"]
     assert location == {"artifactLocation": {"uri": "stacks/teams/edge.yaml"}, "region": {"startLine": 2}}
     assert verdict["level"] == "error"
+
+
+# ------------------------------------------------------------------------------- the pack, on a pull request
+def _check(project: Project, stack: str) -> tuple[int, list[dict[str, Any]]]:
+    result = gpu_dra("check", "--stack", stack, "--format", "json", "--base", "main", cwd=project.root)
+    assert result.returncode in (0, 1), result.stderr
+    (report,) = json.loads(result.stdout)["stacks"]
+    return result.returncode, [v for v in report["violations"] if v["policy"].startswith("upgrade-")]
+
+
+def _to_136(config: dict[str, Any]) -> None:
+    config["gpu-dra:cluster"]["kubernetesVersion"] = "1.36"
+
+
+def test_a_pull_request_raising_the_version_is_reported_as_the_upgrade_it_is(project: Project) -> None:
+    _committed(project)
+    project.edit_stack("prod", _to_136)
+    code, found = _check(project, "prod")
+    assert code == 0  # nothing breaks: the report is advisory
+    assert {v["policy"] for v in found} == {"upgrade-reported"}
+    assert all(v["enforcement"] == "advisory" for v in found)
+    messages = " ".join(v["message"] for v in found)
+    assert "Kubernetes 1.35 -> 1.36 since main" in messages
+    assert "DeviceClass gpu.nvidia.com (the DRA driver chart) starts serving nvidia.com/gpu" in messages
+    assert "CronJob gpu-ops/gpu-diag is served another way" in messages
+
+
+def test_an_upgrade_that_strands_a_template_in_prod_is_mandatory(project: Project) -> None:
+    _team(project, [OVERSIZED], stack="prod")
+    _committed(project)
+    project.edit_stack("prod", _to_136)
+    code, found = _check(project, "prod")
+    (safe,) = [v for v in found if v["policy"] == "upgrade-safe"]
+    assert safe["enforcement"] == "mandatory" and code == 1
+    assert (safe["file"], safe["line"]) == ("stacks/teams/edge.yaml", 2)
+    assert "[upgrade-verdict]" in safe["message"] and "NOT allocatable" in safe["message"]
+
+
+def test_no_version_change_no_upgrade_finding(project: Project) -> None:
+    _committed(project)
+    project.edit("stacks/teams/inference.yaml", lambda team: team.update(description="changed"))
+    assert _check(project, "prod")[1] == []

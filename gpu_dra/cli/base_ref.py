@@ -12,6 +12,10 @@ from typing import Any
 import yaml
 
 from gpu_dra.cli.process import UsageError
+from gpu_dra.core.analysis.upgrade.stacks import KEYS
+from gpu_dra.core.facts.gates import DEFAULT_KUBERNETES_VERSION
+from gpu_dra.core.facts.karpenter import DEFAULT_KARPENTER_VERSION
+from gpu_dra.core.facts.nvidia import DEFAULT_CHART_VERSION
 
 GIT_TIMEOUT = 30.0  # seconds for one `git show`
 
@@ -60,3 +64,26 @@ def namespaces_at(root: Path, ref: str, stack: str) -> list[dict[str, Any]]:
         out.append({"team": str(team), "namespace": str(name or team),
                     "templates": [str(t) for t in templates if t], "quota": bool(quota)})
     return out
+
+
+def versions_at(root: Path, ref: str, stack: str) -> dict[str, str]:
+    """What the stack file at `ref` names of each version an upgrade moves (gpu_dra.core.analysis.upgrade.KEYS):
+    kubernetes, driver (CHART@RELEASE where it names a chart), karpenter. A version it leaves to the default is
+    today's default (a default that moved since `ref` is not seen); a stack new since `ref`, or one without Karpenter
+    there, names none of it: installing is no upgrade."""
+    config = _mapping(_show(root, ref, f"stacks/Pulumi.{stack}.yaml")).get("config")
+    if not isinstance(config, Mapping):
+        return {}
+    defaults = {"kubernetes": DEFAULT_KUBERNETES_VERSION, "driver": DEFAULT_CHART_VERSION,
+                "karpenter": DEFAULT_KARPENTER_VERSION}
+    found = {}
+    for what, (section, key) in KEYS.items():
+        values = config.get(f"gpu-dra:{section}")
+        if isinstance(values, Mapping) and values.get(key) is not None:
+            found[what] = str(values[key])
+        elif what != "karpenter" or isinstance(values, Mapping):
+            found[what] = defaults[what]
+    driver = config.get("gpu-dra:draDriver")
+    if "driver" in found and isinstance(driver, Mapping) and driver.get("chart"):
+        found["driver"] = f"{driver['chart']}@{found['driver']}"
+    return found

@@ -27,12 +27,14 @@ from pulumi_policy import policy as policy_module
 from pulumi_policy.policy import _PolicyAnalyzerServicer
 
 from gpu_dra import __version__
-from gpu_dra.cli.base_ref import namespaces_at
+from gpu_dra.cli.base_ref import namespaces_at, versions_at
 from gpu_dra.cli.inputs import input_files, read_inputs
 from gpu_dra.cli.offline import ProgramRun, run_program
 from gpu_dra.cli.process import UsageError
 from gpu_dra.cli.text import SARIF_SCHEMA
 from gpu_dra.core import policy
+from gpu_dra.core.analysis import upgrade
+from gpu_dra.core.analysis.migrate import read_workloads
 from gpu_dra.core.config.loader import (
     LoadedStack,
     SourceFile,
@@ -46,6 +48,7 @@ from gpu_dra.core.dra.claims import parse_device_class
 from gpu_dra.core.facts.pulumi_types import CHART
 from gpu_dra.core.facts.target import Platform
 from gpu_dra.core.findings import CONFIG, NOT_JUDGED, ConfigError, Finding
+from gpu_dra.core.policy import upgrades as upgrades_rules
 from gpu_dra.core.policy.engine import EngineResource, Registered, engine_view
 from gpu_dra.core.policy.legacy_workloads import NamedManifest, WorkloadsEntry, needing_device_plugin
 from gpu_dra.core.render import charts, manifests, names
@@ -107,13 +110,15 @@ def _read_team_files(root: Path, stack: Stack) -> dict[str, SourceFile]:
 
 
 def pack_config(stack: Stack, root: Path | None = None, team_files: Mapping[str, SourceFile] | None = None,
-                namespaces_before: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+                namespaces_before: list[dict[str, Any]] | None = None,
+                upgrades: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """Per-policy config for `--policy-pack-config`: each rule's enforcement and the stack facts no resource
     carries in the engine (the Chart component has no inputs or outputs there; the cluster's version sits on a child
     a resource policy of a DeviceClass cannot see; the workloads teams name live in files, not in the stack).
     `root`: the project, where the team files' workloads are read (without it, none are); `team_files`: the team
     files as the loader read them (LoadedStack.teams; without them, they are read again); `namespaces_before`: the
-    teams' namespaces at the base of the change (base_ref.namespaces_at), for team-namespace-kept."""
+    teams' namespaces at the base of the change (base_ref.namespaces_at), for team-namespace-kept; `upgrades`: what
+    moving the stack's versions since that base does (upgrades_since), for upgrade-safe and upgrade-reported."""
     config = stack.config
     values = charts.dra_chart_values(config)
     classes = [parse_device_class(obj) for obj in manifests.stack_device_classes(stack)]
@@ -163,6 +168,9 @@ def pack_config(stack: Stack, root: Path | None = None, team_files: Mapping[str,
     kept["protectTeamNamespaces"] = config.protects_team_namespaces
     if namespaces_before is not None:
         kept["namespacesBefore"] = namespaces_before
+    if upgrades:
+        for rule in (upgrades_rules.SAFE, upgrades_rules.REPORTED):
+            sections[rule]["upgradeFindings"] = upgrades
     if stack.platform_keys:
         sections["team-file-platform-keys"]["platformKeys"] = [
             {"team": k.team, "teamFile": k.file, "line": k.line, "key": k.key} for k in stack.platform_keys]
@@ -306,6 +314,34 @@ def transformed(view: list[EngineResource], chart_transform: bool) -> list[Engin
     return out
 
 
+def upgrades_since(root: Path, base: str, loaded: LoadedStack) -> list[dict[str, Any]]:
+    """What moving each version the stack names (Kubernetes, driver chart, Karpenter) from the base's to today's
+    does, as `gpu-dra upgrade` judges it, with the team files' workloads: its findings as the pack config carries
+    them. A version the base's stack file names that today's rules refuse is said, not judged."""
+    name = loaded.stack.name
+    found: list[dict[str, Any]] = []
+    workloads: tuple[list[Any], list[dict[str, Any]]] | None = None
+    for what, version in versions_at(root, base, name).items():
+        flag = "--to" if what == "kubernetes" else f"--{what}-to"
+        command = f"on {base}, `gpu-dra upgrade --stack {name} {flag} VERSION` says the whole upgrade"
+        try:
+            pair = upgrade.load_since(root, name, what, version)
+        except upgrade.UpgradeError as error:
+            found.append({"change": f"{what} since {base}", "command": command, "rule": "upgrade-refused",
+                          "severity": "warning", "message": str(error), "file": loaded.source.file})
+            continue
+        if pair is None:
+            continue
+        if workloads is None:
+            named = [(m.path, m.documents) for m in _named_manifests(root, loaded.stack, loaded.teams)]
+            workloads = read_workloads(named, loaded.stack.config.cluster.kubernetes_version)
+        report = upgrade.judge(pair, *workloads)
+        command = command.replace("VERSION", pair.change.target)
+        for item in report.findings:
+            found.append({"change": f"{pair.change.label} since {base}", "command": command, **item.as_dict()})
+    return found
+
+
 def check_stack(root: Path, name: str, extra_config: dict[str, Any] | None = None, first_preview: bool = False,
                 team_files: TeamFiles | None = None, base: str | None = None) -> list[StackFinding]:
     """One stack checked: its pack config, the program run under mocks, the pack's findings each on its line.
@@ -314,7 +350,8 @@ def check_stack(root: Path, name: str, extra_config: dict[str, Any] | None = Non
     values, located = stack_values(root, name)
     loaded = build_loaded_stack(root, name, values, located, team_files)
     stack = loaded.stack
-    config = pack_config(stack, root, loaded.teams, None if base is None else namespaces_at(root, base, name))
+    config = pack_config(stack, root, loaded.teams, None if base is None else namespaces_at(root, base, name),
+                         None if base is None else upgrades_since(root, base, loaded))
     for rule_name, overrides in (extra_config or {}).items():
         config.setdefault(rule_name, {}).update(overrides)
     environment = stack.config.environment.value

@@ -39,7 +39,9 @@ def register(parser: argparse.ArgumentParser) -> None:
                              "and the Kubernetes objects' state unknown): what is judged, and what is not yet")
     parser.add_argument("--base", metavar="REF",
                         help="a git revision the change is judged against (a pull request's base branch): the rule "
-                             "team-namespace-kept reports a team dropped or a namespace renamed since then")
+                             "team-namespace-kept reports a team dropped or a namespace renamed since then, "
+                             "upgrade-safe and upgrade-reported what moving the Kubernetes version, driver chart or "
+                             "Karpenter release since then does")
 
 
 def jobs(text: str) -> int:
@@ -61,7 +63,9 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError("--pack-config writes one stack's config; use --stack")
         loaded = build_loaded_stack(root, stacks[0], *stack_values(root, stacks[0]))
         before = None if args.base is None else namespaces_at(root, args.base, stacks[0])
-        print(json.dumps(check.pack_config(loaded.stack, root, loaded.teams, before), indent=2, sort_keys=True))
+        upgrades = None if args.base is None else check.upgrades_since(root, args.base, loaded)
+        print(json.dumps(check.pack_config(loaded.stack, root, loaded.teams, before, upgrades), indent=2,
+                         sort_keys=True))
         return EXIT_OK
     # every stack checked, each broken one named with its config mistakes
     found, broken = check.check_stacks(root, stacks, first_preview=args.first_preview, jobs=args.jobs, base=args.base)
@@ -83,7 +87,8 @@ def run(args: argparse.Namespace) -> int:
             for verdict in sorted(mine, key=lambda v: (v.enforcement != MANDATORY, v.finding.file,
                                                       v.finding.line or 0)) + skipped:
                 finding = verdict.finding
-                print(f"  [{verdict.enforcement}] {finding.rule}  {finding.file}:{finding.line}")
+                where = f"{finding.file}:{finding.line}" if finding.line else finding.file
+                print(f"  [{verdict.enforcement}] {finding.rule}  {where}")
                 print(f"      {violation_message(finding)}")
     if broken:  # exit 2, the mistakes on stderr as every verb prints them
         raise ConfigError([finding for findings in broken.values() for finding in findings])

@@ -8,7 +8,7 @@ Two kinds of rule, as CrossGuard runs them:
 - a **stack** rule needs several resources together (node groups with claims, namespaces with quotas): their outputs,
   after the preview or update (AnalyzeStack).
 
-Every rule returns `list[Finding]` (gpu_dra.core.findings), filled the same way by all 20:
+Every rule returns `list[Finding]` (gpu_dra.core.findings), filled the same way by all of them:
 - `rule` is the policy id (`Rule.name`); `severity` is `error` for a violation (whether it blocks, mandatory, or only
   warns, advisory, is the pack's and `gpu-dra check`'s business: `enforcement`) or `not-judged` for a check skipped
   because a value it needs is unknown in this preview;
@@ -47,6 +47,7 @@ from gpu_dra.core.policy.selectors import (
     dra_mig_class_servable,
     dra_selector_safe_on_fleet,
 )
+from gpu_dra.core.policy.upgrades import upgrade_reported, upgrade_safe
 
 ADVISORY, MANDATORY = "advisory", "mandatory"
 
@@ -104,6 +105,12 @@ RULES = (
                           "protected cluster and GPU node groups", eks_hardening, False),
     Rule("kubernetes-version-supported", "Kubernetes version within EKS standard support",
          kubernetes_version_supported, False, always_advisory=True),
+    Rule("upgrade-safe", "A change of the Kubernetes version, driver chart or Karpenter release leaves no template "
+                         "or legacy workload without a place and no manifest on an API the target drops (with "
+                         "`gpu-dra check --base`)", upgrade_safe, True),
+    Rule("upgrade-reported", "A change of the Kubernetes version, driver chart or Karpenter release says what it "
+                             "changes for the teams (with `gpu-dra check --base`)", upgrade_reported, True,
+         always_advisory=True),
 )
 RULES_BY_NAME = {rule.name: rule for rule in RULES}
 

@@ -142,6 +142,9 @@ class Context:
     # them: the fleet rules count their nodes, and dra-claim-provisionable asks whether one would ever be launched
     # for a claim.
     launched_pools: tuple[LaunchedPool, ...] = ()
+    # What moving the stack's versions since the base of the change does ({change, command, rule, severity, message,
+    # fix, file, line, object}), as `gpu-dra check --base` writes them (policy/upgrades.py); empty without a base.
+    upgrade_findings: list[Mapping[str, Any]] = field(default_factory=list)
 
     def pool_specs(self) -> list[GroupSpec]:
         return [GroupSpec(str(p["name"]), str(p.get("instanceType") or ""), int(p.get("maxNodes") or 0),
@@ -213,7 +216,8 @@ def context_from(config: Mapping[str, Any]) -> Context:
                    bool(config.get("protectTeamNamespaces")),
                    frozenset(str(g) for g in groups) if isinstance(groups := config.get("allowReplacement"), list)
                    else frozenset(),
-                   _launched_pools(config.get("karpenter"), config.get("autoMode")))
+                   _launched_pools(config.get("karpenter"), config.get("autoMode")),
+                   [f for f in config.get("upgradeFindings") or [] if isinstance(f, Mapping) and "rule" in f])
 
 
 def _launched_pools(karpenter: Any, auto_mode: Any) -> tuple[LaunchedPool, ...]:

@@ -17,12 +17,12 @@ from gpu_dra.core.analysis import migrate
 from gpu_dra.core.analysis.migrate.stack_view import mappings
 from gpu_dra.core.analysis.upgrade import judging, releases
 from gpu_dra.core.analysis.upgrade.report import RULES, Change, Step, UpgradeReport
-from gpu_dra.core.analysis.upgrade.stacks import KEYS, StackPair, UpgradeError, key_line, load_pair
+from gpu_dra.core.analysis.upgrade.stacks import KEYS, StackPair, UpgradeError, key_line, load_pair, load_since
 from gpu_dra.core.config.models import Stack
 from gpu_dra.core.facts import eks
 from gpu_dra.core.facts.karpenter_dra import KARPENTER_DRA
 
-__all__ = ["KEYS", "RULES", "Change", "StackPair", "UpgradeError", "UpgradeReport", "judge", "load_pair"]
+__all__ = ["KEYS", "RULES", "Change", "StackPair", "UpgradeError", "UpgradeReport", "judge", "load_pair", "load_since"]
 
 
 def judge(pair: StackPair, workloads: Sequence[migrate.Workload] = (), claims: Sequence[Mapping[str, Any]] = (),
@@ -47,12 +47,12 @@ def judge(pair: StackPair, workloads: Sequence[migrate.Workload] = (), claims: S
     report.workloads_judged = len(before_plan.verdicts)
     report.findings += judging.workload_findings(report.workloads)
     report.verdicts, report.unchanged = judging.verdict_changes(before, after)
-    report.findings += judging.verdict_findings(report.verdicts, before.config.target, after.config.target,
-                                                _template_lines(pair))
+    lines = _template_lines(pair)
+    report.findings += judging.verdict_findings(report.verdicts, before.config.target, after.config.target, lines)
     if change.what == "kubernetes":
         report.gates = judging.gate_switches(before, after, report.workloads)
         report.findings += judging.mapping_findings(after, report.gates, stack_file, line)
-        report.findings += judging.field_changes(before, after, stack_file)
+        report.findings += judging.field_changes(before, after, stack_file, lines)
         report.apis = judging.api_uses(before, after, manifests)
         report.findings += judging.api_findings(report.apis)
     elif change.what == "driver":

@@ -139,12 +139,12 @@ def _effects(gate: str, on: bool, before: Stack, after: Stack, moved: Sequence[W
     return effects
 
 
-def field_changes(before: Stack, after: Stack, stack_file: str) -> list[Finding]:
+def field_changes(before: Stack, after: Stack, stack_file: str,
+                  lines: Mapping[str, tuple[str, int | None]]) -> list[Finding]:
     """The gated fields of the stack's classes and templates that the API server drops at one version and keeps at
-    the other: kept, they start to act (a toleration, a capacity request); dropped, they stop."""
+    the other: kept, they start to act (a toleration, a capacity request); dropped, they stop. `lines`: each
+    template's file and line."""
     old, new = before.config.target, after.config.target
-    files = {f"{team.namespace_name}/{t.name}": f"stacks/teams/{team.name}.yaml"
-             for team in after.teams for t in team.claim_templates}
     found = []
     for obj in _dra_objects(after):
         if obj["kind"] == "DeviceClass":
@@ -152,18 +152,19 @@ def field_changes(before: Stack, after: Stack, stack_file: str) -> list[Finding]
             if device_class is None:
                 continue
             parsed: DeviceClass | ResourceClaim = device_class
-            label, file = f"DeviceClass {parsed.name}", stack_file
+            label = f"DeviceClass {parsed.name}"
         else:
             parsed = claims_from_objects([obj])[0]
-            label, file = f"ResourceClaimTemplate {parsed.name}", files.get(parsed.name, stack_file)
+            label = f"ResourceClaimTemplate {parsed.name}"
         for path, guarded in gate_sites(parsed):
             if guarded not in DROPPED_ON_WRITE or old.enabled(guarded.gate) == new.enabled(guarded.gate):
                 continue
             kept = new.enabled(guarded.gate)
             words = ("kept from the target on: it starts to act" if kept else
                      "dropped at the target: it stops acting, and the object is stored without it")
+            file, line = lines.get(parsed.name, (stack_file, None))
             found.append(finding("upgrade-field", f"{format_path(path)} ({guarded.what}, gate {guarded.gate}) is "
-                                                  f"{words}", error=not kept, object=label, file=file))
+                                                  f"{words}", error=not kept, object=label, file=file, line=line))
     return found
 
 

@@ -111,6 +111,28 @@ def load_pair(root: Path, name: str, what: str, target: str) -> StackPair:
     return StackPair(change, before, after, [])
 
 
+def load_since(root: Path, name: str, what: str, base_version: str) -> StackPair | None:
+    """A change that already moved the stack's version (a pull request against its base): the files as they are,
+    and as they would be with the base's version back (`base_version`: a release, or CHART@RELEASE for the driver).
+    None where the version did not change; UpgradeError where the stack at the base version is refused today."""
+    values, located = stack_values(root, name)
+    after = build_loaded_stack(root, name, values, located)
+    current = current_version(after.stack, what)
+    chart = after.stack.config.dra_driver.chart.value
+    base_chart, _, version = base_version.rpartition("@") if what == "driver" else ("", "", base_version)
+    if version == current and base_chart in ("", chart):
+        return None
+    base_label = f"{base_chart}@{version}" if base_chart and base_chart != chart else version
+    target = f"{chart}@{current}" if base_chart and base_chart != chart else current
+    try:
+        before = build_loaded_stack(root, name, _with_version(values, KEYS[what], version, base_chart or None),
+                                    located)
+    except ConfigError as error:
+        raise UpgradeError(f"the stack at the base's {base_label} is refused by today's rules "
+                           f"({error.findings[0].message})") from None
+    return StackPair(Change(what, base_label, target, KEYS[what]), before, after.stack, [])
+
+
 def _line(located: Located, key: tuple[str, ...]) -> int | None:
     return located.line(("config", PREFIX + key[0], key[1])) or located.line(("config", PREFIX + key[0]))
 
