@@ -272,3 +272,14 @@ def test_no_version_change_no_upgrade_finding(project: Project) -> None:
     _committed(project)
     project.edit("stacks/teams/inference.yaml", lambda team: team.update(description="changed"))
     assert _check(project, "prod")[1] == []
+
+
+def test_the_worked_example_in_the_docs_is_the_commands_output() -> None:
+    """docs/upgrading.md shows `gpu-dra upgrade --stack dev --to 1.36 examples/migrate/` as it printed on 2026-12-02."""
+    text = (Path(__file__).parent.parent / "docs" / "upgrading.md").read_text()
+    command = "$ gpu-dra upgrade --stack dev --to 1.36 examples/migrate/\n"
+    shown = text[text.index(command) + len(command):]
+    shown = shown[:shown.index("```\n")]
+    result = gpu_dra("upgrade", "--stack", "dev", "--to", "1.36", "examples/migrate/", "--today", "2026-12-02")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == shown

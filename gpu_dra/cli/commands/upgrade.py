@@ -4,6 +4,7 @@ to its teams, before it happens (gpu_dra.core.analysis.upgrade holds the knowled
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ EXAMPLES = """examples:
   gpu-dra upgrade --stack prod --driver-to dra-driver-nvidia-gpu@0.4.1   # another chart line
   gpu-dra upgrade --stack staging --karpenter-to 1.15.2
   gpu-dra upgrade --stack prod --to 1.36 --format sarif > upgrade.sarif
+  gpu-dra upgrade --stack prod --to 1.36 --today 2027-03-01   # the calendar as it will be then
 
 exit codes: 0 nothing breaks, 1 something breaks (an error finding: a template or workload loses its place, a
 manifest's API is no longer served, the stack is refused at the target), 2 bad input
@@ -50,7 +52,17 @@ def register(parser: argparse.ArgumentParser) -> None:
                              "the newest release of the stack's chart that gpu-dra has read")
     change.add_argument("--karpenter-to", metavar="VERSION",
                         help=f"a Karpenter release (gpu-dra has read {', '.join(karpenter.KARPENTER_VERSIONS)})")
+    parser.add_argument("--today", metavar="YYYY-MM-DD", type=_day,
+                        help="judge the support calendar as of this day, to plan an upgrade ahead (default: today, "
+                             "UTC)")
     parser.add_argument("--format", choices=FORMATS, default="text")
+
+
+def _day(text: str) -> datetime.date:
+    try:
+        return datetime.date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a date such as 2027-03-01") from None
 
 
 def _change(args: argparse.Namespace, current: dict[str, str]) -> tuple[str, str]:
@@ -92,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(str(error)) from None
         manifests = [(obj, name_) for name_, documents in (inputs or []) for document in documents
                      for obj in objects_in_document(document.data)]
-        reports.append(upgrade.judge(pair, workloads, claims, manifests))
+        reports.append(upgrade.judge(pair, workloads, claims, manifests, args.today))
     if not reports:
         raise UsageError("no stack to judge: every stack already runs that version (or runs no Karpenter)")
     if args.format == "json":

@@ -37,6 +37,12 @@ UNREAD_RELEASES = {
                                        "#1365; github.com/kubernetes-sigs/dra-driver-nvidia-gpu/releases/tag/v0.5.0)"},
 }
 STANDARD_DOMAIN = "resource.kubernetes.io"
+# The oldest Kubernetes minor each supported chart release installs on: Chart.yaml `kubeVersion: ">=1.32.0-0"` at
+# kubernetes-sigs/dra-driver-nvidia-gpu tags v0.4.0 and v0.4.1 (deployments/helm/dra-driver-nvidia-gpu/Chart.yaml:34)
+# and v25.12.0 (deployments/helm/nvidia-dra-driver-gpu/Chart.yaml); none names an upper bound. Helm refuses to install
+# a chart whose kubeVersion the cluster does not satisfy.
+CHART_MIN_KUBERNETES = {("dra-driver-nvidia-gpu", "0.4.0"): "1.32", ("dra-driver-nvidia-gpu", "0.4.1"): "1.32",
+                        ("nvidia-dra-driver-gpu", "25.12.0"): "1.32"}
 
 
 # Driver releases in the 0.x numbering the gate table uses: ~25.3 -> 0.1, ~25.8 -> 0.2, ~25.12 -> 0.3, ~26.4 -> 0.4

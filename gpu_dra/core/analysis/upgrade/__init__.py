@@ -19,8 +19,9 @@ from gpu_dra.core.analysis.upgrade import judging, releases
 from gpu_dra.core.analysis.upgrade.report import RULES, Change, Step, UpgradeReport
 from gpu_dra.core.analysis.upgrade.stacks import KEYS, StackPair, UpgradeError, key_line, load_pair, load_since
 from gpu_dra.core.config.models import Stack
-from gpu_dra.core.facts import eks
+from gpu_dra.core.facts import eks, nvidia
 from gpu_dra.core.facts.karpenter_dra import KARPENTER_DRA
+from gpu_dra.core.facts.kubernetes_apis import minor_of
 
 __all__ = ["KEYS", "RULES", "Change", "StackPair", "UpgradeError", "UpgradeReport", "judge", "load_pair", "load_since"]
 
@@ -123,7 +124,14 @@ def _order(before: Stack, after: Stack | None, change: Change, report: UpgradeRe
         steps.append(Step("NodePools: Karpenter (or Auto Mode) replaces nodes whose AMI drifted from the target's",
                           "nodes are replaced, not upgraded in place: claims on them are allocated again"))
     if before.config.installs_driver_chart:
-        steps.append(Step(f"driver chart: keep {before.config.dra_driver.chart.value} "
-                          f"{before.config.dra_driver.version} or move it after the control plane "
-                          "(`gpu-dra upgrade --driver-to`)", "the driver publishes devices to the new API server"))
+        driver = before.config.dra_driver
+        floor = nvidia.CHART_MIN_KUBERNETES.get((driver.chart.value, driver.version))
+        if floor is None:
+            fits = "gpu-dra has not read which Kubernetes versions its Chart.yaml accepts"
+        else:
+            verb = "is" if minor_of(change.target) >= minor_of(floor) else "is not"
+            fits = f"its Chart.yaml asks for Kubernetes {floor} or newer: {change.target} {verb}"
+        steps.append(Step(f"driver chart: keep {driver.chart.value} {driver.version} ({fits}) or move it after the "
+                          "control plane (`gpu-dra upgrade --driver-to`)",
+                          "the driver publishes devices to the new API server"))
     return steps
