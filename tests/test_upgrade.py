@@ -283,3 +283,22 @@ def test_the_worked_example_in_the_docs_is_the_commands_output() -> None:
     result = gpu_dra("upgrade", "--stack", "dev", "--to", "1.36", "examples/migrate/", "--today", "2026-12-02")
     assert result.returncode == 0, result.stderr
     assert result.stdout == shown
+
+
+def test_newest_and_next_leave_stacks_already_there_with_a_word() -> None:
+    result = gpu_dra("upgrade", "--all-stacks", "--driver-to", "newest", "--format", "json")
+    assert result.returncode == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert document["upgrades"] == []
+    assert "stack automode installs no DRA driver chart (EKS Auto Mode runs NVIDIA's driver itself)" in \
+        document["skipped"]
+    assert ("stack prod already runs 0.4.1, the newest dra-driver-nvidia-gpu release gpu-dra has read (0.5.0 "
+            "exists, unread)") in document["skipped"]
+    one = gpu_dra("upgrade", "--stack", "automode", "--driver-to", "0.4.1")
+    assert one.returncode == 2 and "installs no DRA driver chart" in one.stderr
+
+
+def test_the_auto_mode_stack_on_a_pull_request_has_no_driver_upgrade(project: Project) -> None:
+    _committed(project)
+    project.edit_stack("automode", lambda config: config["gpu-dra:cluster"].update(name="gpu-auto-2"))
+    assert _check(project, "automode")[1] == []

@@ -30,7 +30,8 @@ EXAMPLES = """examples:
   gpu-dra upgrade --stack prod --to 1.36 --today 2027-03-01   # the calendar as it will be then
 
 exit codes: 0 nothing breaks, 1 something breaks (an error finding: a template or workload loses its place, a
-manifest's API is no longer served, the stack is refused at the target), 2 bad input
+manifest's API is no longer served, the stack is refused at the target), 2 bad input; with --all-stacks, `next` or
+`newest`, a stack with nothing to move is named and left out
 """
 
 FORMATS = ("text", "json", "sarif")
@@ -79,23 +80,44 @@ def _change(args: argparse.Namespace, current: dict[str, str]) -> tuple[str, str
     return "karpenter", args.karpenter_to
 
 
+def _already(what: str, target: str, stack: Any) -> str | None:
+    """Why the stack has nothing to move to `target`: it runs it already (and, for the driver, whether a newer
+    release exists that gpu-dra has not read)."""
+    chart = stack.config.dra_driver.chart.value
+    current = upgrade.current_version(stack, what)
+    if target not in (current, f"{chart}@{current}"):
+        return None
+    said = f"stack {stack.name} already runs {target}"
+    if what == "driver" and current == nvidia.CHART_RELEASES[chart][-1]:
+        unread = ", ".join(nvidia.UNREAD_RELEASES.get(chart, {}))
+        said += f", the newest {chart} release gpu-dra has read" + (f" ({unread} exists, unread)" if unread else "")
+    return said
+
+
 def run(args: argparse.Namespace) -> int:
     root = project_root(args)
     names = available_stacks(root) if args.all_stacks else [args.stack]
     inputs = read_inputs(input_files(args.paths)) if args.paths else None
-    reports = []
+    keyword = args.to == "next" or args.driver_to == "newest"  # each stack's own target: none may be left
+    reports, skipped = [], []
     for name in names:
         stack = load_stack(root, name)
         config = stack.config
         current = {"kubernetes": config.cluster.kubernetes_version, "chart": config.dra_driver.chart.value}
         what, target = _change(args, current)
-        if what == "karpenter" and config.karpenter is None and args.all_stacks:
-            continue  # only the stacks that run Karpenter
         try:
+            already = _already(what, target, stack)
+        except upgrade.UpgradeError as error:  # no Karpenter, no driver chart: nothing of it to move
+            if not args.all_stacks:
+                raise UsageError(str(error)) from None
+            skipped.append(str(error).removesuffix(": nothing to upgrade"))
+            continue
+        try:
+            if already and (args.all_stacks or keyword):
+                skipped.append(already)
+                continue
             pair = upgrade.load_pair(root, name, what, target)
         except upgrade.UpgradeError as error:
-            if args.all_stacks and "already runs" in str(error):
-                continue
             raise UsageError(f"stack {name}: {error}") from None
         sources = inputs if inputs is not None else _team_workloads(root, stack)
         try:
@@ -105,10 +127,8 @@ def run(args: argparse.Namespace) -> int:
         manifests = [(obj, name_) for name_, documents in (inputs or []) for document in documents
                      for obj in objects_in_document(document.data)]
         reports.append(upgrade.judge(pair, workloads, claims, manifests, args.today))
-    if not reports:
-        raise UsageError("no stack to judge: every stack already runs that version (or runs no Karpenter)")
     if args.format == "json":
-        print(json.dumps({"upgrades": [r.as_dict() for r in reports]}, indent=2, default=str))
+        print(json.dumps({"upgrades": [r.as_dict() for r in reports], "skipped": skipped}, indent=2, default=str))
     elif args.format == "sarif":
         print(json.dumps(as_sarif(reports), indent=2))
     else:
@@ -116,6 +136,8 @@ def run(args: argparse.Namespace) -> int:
             if index:
                 print()
             _print(report)
+        for said in skipped:
+            print(f"{said}: nothing to judge")
     return EXIT_FINDINGS if any(r.breaks for r in reports) else EXIT_OK
 
 
@@ -182,6 +204,7 @@ def _print(report: UpgradeReport) -> None:
                   f"{item.severity}: [{item.rule}] {item.message}")
     for note in report.notes:
         print(f"note: {note}")
+    print(f"Sources: {', '.join(report.sources)}")
     errors = sum(1 for f in report.findings if f.severity == "error")
     print()
     print(f"{errors} error(s), {len(report.findings) - errors} warning(s): "

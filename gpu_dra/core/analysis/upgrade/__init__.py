@@ -17,13 +17,22 @@ from gpu_dra.core.analysis import migrate
 from gpu_dra.core.analysis.migrate.stack_view import mappings
 from gpu_dra.core.analysis.upgrade import judging, releases
 from gpu_dra.core.analysis.upgrade.report import RULES, Change, Step, UpgradeReport
-from gpu_dra.core.analysis.upgrade.stacks import KEYS, StackPair, UpgradeError, key_line, load_pair, load_since
+from gpu_dra.core.analysis.upgrade.stacks import (
+    KEYS,
+    StackPair,
+    UpgradeError,
+    current_version,
+    key_line,
+    load_pair,
+    load_since,
+)
 from gpu_dra.core.config.models import Stack
 from gpu_dra.core.facts import eks, nvidia
 from gpu_dra.core.facts.karpenter_dra import KARPENTER_DRA
 from gpu_dra.core.facts.kubernetes_apis import minor_of
 
-__all__ = ["KEYS", "RULES", "Change", "StackPair", "UpgradeError", "UpgradeReport", "judge", "load_pair", "load_since"]
+__all__ = ["KEYS", "RULES", "Change", "StackPair", "UpgradeError", "UpgradeReport", "current_version", "judge",
+           "load_pair", "load_since"]
 
 
 def judge(pair: StackPair, workloads: Sequence[migrate.Workload] = (), claims: Sequence[Mapping[str, Any]] = (),

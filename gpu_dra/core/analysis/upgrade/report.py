@@ -23,6 +23,16 @@ RULES = {
 }
 
 
+# Where each kind of upgrade's facts come from (docs/sources.md sections; Karpenter's metadata: its vendoring notes).
+SOURCES = {
+    "kubernetes": ("docs/sources.md#versions-and-support-calendar", "docs/sources.md#feature-gates-per-version",
+                   "docs/sources.md#the-structured-allocator", "docs/sources.md#api-versions-served"),
+    "driver": ("docs/sources.md#chart-lines", "docs/sources.md#chart-values", "docs/sources.md#driver-feature-gates",
+               "docs/sources.md#published-attributes"),
+    "karpenter": ("tests/data/karpenter/SOURCES.md",),
+}
+
+
 def finding(rule: str, message: str, *, error: bool | None = None, fix: str | None = None, file: str = "",
             line: int | None = None, object: str = "", path: str = "") -> Finding:
     """A finding of an upgrade rule, at the rule's severity unless `error` says otherwise."""
@@ -145,6 +155,10 @@ class UpgradeReport:
     notes: list[str] = field(default_factory=list)
 
     @property
+    def sources(self) -> tuple[str, ...]:
+        return SOURCES[self.change.what]
+
+    @property
     def breaks(self) -> bool:
         return any(f.severity == ERROR for f in self.findings)
 
@@ -152,4 +166,5 @@ class UpgradeReport:
         data = dataclasses.asdict(self)
         data["change"] = {**data["change"], "key": "gpu-dra:" + ".".join(self.change.key)}
         data["breaks"] = self.breaks
+        data["sources"] = list(self.sources)
         return data

@@ -39,6 +39,9 @@ def current_version(stack: Stack, what: str) -> str:
     if what == "kubernetes":
         return config.cluster.kubernetes_version
     if what == "driver":
+        if not config.installs_driver_chart:
+            raise UpgradeError(f"stack {stack.name} installs no DRA driver chart (EKS Auto Mode runs NVIDIA's driver "
+                               "itself): nothing to upgrade")
         return config.dra_driver.version
     if config.karpenter is None:
         raise UpgradeError(f"stack {stack.name} runs no Karpenter (gpu-dra:karpenter): nothing to upgrade")
@@ -114,10 +117,14 @@ def load_pair(root: Path, name: str, what: str, target: str) -> StackPair:
 def load_since(root: Path, name: str, what: str, base_version: str) -> StackPair | None:
     """A change that already moved the stack's version (a pull request against its base): the files as they are,
     and as they would be with the base's version back (`base_version`: a release, or CHART@RELEASE for the driver).
-    None where the version did not change; UpgradeError where the stack at the base version is refused today."""
+    None where the version did not change, or the stack no longer runs what it names; UpgradeError where the stack at
+    the base version is refused today."""
     values, located = stack_values(root, name)
     after = build_loaded_stack(root, name, values, located)
-    current = current_version(after.stack, what)
+    try:
+        current = current_version(after.stack, what)
+    except UpgradeError:  # no Karpenter, no driver chart now: nothing of it moved
+        return None
     chart = after.stack.config.dra_driver.chart.value
     base_chart, _, version = base_version.rpartition("@") if what == "driver" else ("", "", base_version)
     if version == current and base_chart in ("", chart):
