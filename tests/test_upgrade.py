@@ -19,6 +19,7 @@ from gpu_dra.core.facts.kubernetes_apis import SERVED_APIS, removed_between
 
 from .conftest import Project
 from .test_cli import gpu_dra
+from .test_existing_cluster import _existing
 from .test_team_namespaces import _committed
 
 # A template asking for more memory than any GPU of the stacks has: 1.35 drops the capacity request
@@ -302,3 +303,19 @@ def test_the_auto_mode_stack_on_a_pull_request_has_no_driver_upgrade(project: Pr
     _committed(project)
     project.edit_stack("automode", lambda config: config["gpu-dra:cluster"].update(name="gpu-auto-2"))
     assert _check(project, "automode")[1] == []
+
+
+def test_an_existing_cluster_upgrades_its_providers_way_with_its_declared_gates(project: Project) -> None:
+    project.edit_stack("dev", _existing)
+    report = _judge(project, "dev", "kubernetes", "1.36")
+    assert report.calendar == [] and any("support calendar is its provider's" in n for n in report.notes)
+    assert any(s.what.startswith("the cluster to 1.36, its provider's way") for s in report.order)
+    assert not any(s.what.startswith("control plane to") or s.what.startswith("add-ons") for s in report.order)
+    assert "DRAExtendedResource" in {g.gate for g in report.gates}
+
+    def declared(config: dict[str, Any]) -> None:  # the cluster runs the gate on at 1.35 already
+        config["gpu-dra:cluster"]["featureGates"] = {"DRAExtendedResource": True}
+    project.edit_stack("dev", declared)
+    report = _judge(project, "dev", "kubernetes", "1.36")
+    assert "DRAExtendedResource" not in {g.gate for g in report.gates}
+    assert not [f for f in report.findings if f.rule == "upgrade-mapping"]

@@ -30,6 +30,7 @@ from gpu_dra.core.config.models import Stack
 from gpu_dra.core.facts import eks, nvidia
 from gpu_dra.core.facts.karpenter_dra import KARPENTER_DRA
 from gpu_dra.core.facts.kubernetes_apis import minor_of
+from gpu_dra.core.facts.target import Platform
 
 __all__ = ["KEYS", "RULES", "Change", "StackPair", "UpgradeError", "UpgradeReport", "current_version", "judge",
            "load_pair", "load_since"]
@@ -44,9 +45,14 @@ def judge(pair: StackPair, workloads: Sequence[migrate.Workload] = (), claims: S
     today = today or eks.today()
     stack_file, line = pair.before.source.file, key_line(pair)
     report = UpgradeReport(before.name, change, today.isoformat(), findings=list(pair.refused))
-    if change.what == "kubernetes":
+    eks_cluster = before.config.cluster.platform is Platform.eks
+    if change.what == "kubernetes" and eks_cluster:
         report.calendar = [judging.support_window(v, today) for v in (change.current, change.target)]
         report.findings += judging.calendar_findings(report.calendar, today, stack_file, line)
+    elif change.what == "kubernetes":
+        report.notes.append("an existing cluster's support calendar is its provider's: gpu-dra knows EKS's only; its "
+                            "gates are judged as the stack declares them (gpu-dra:cluster.featureGates), else as "
+                            "upstream's defaults")
     after = pair.after
     if after is None:  # refused at the target: nothing more can be judged there
         report.order = _order(before, None, change, report)
@@ -116,6 +122,13 @@ def _order(before: Stack, after: Stack | None, change: Change, report: UpgradeRe
         steps.append(Step("before the control plane: rewrite the manifests listed under APIs to the replacement "
                           "version", "the target's API server no longer serves theirs"))
     current, target = (int(v.split(".")[1]) for v in (change.current, change.target))
+    if before.config.cluster.platform is not Platform.eks:
+        steps.append(Step(f"the cluster to {change.target}, its provider's way; then set "
+                          f"gpu-dra:cluster.kubernetesVersion: \"{change.target}\" (and featureGates, where they "
+                          "change) and run `pulumi up`", "gpu-dra creates no control plane or nodes on an existing "
+                          "cluster: the stack says what the cluster runs"))
+        steps += _driver_step(before, change)
+        return steps
     for minor in range(current + 1, target + 1):
         steps.append(Step(f"control plane to 1.{minor}: set gpu-dra:cluster.kubernetesVersion: \"1.{minor}\" and run "
                           "`pulumi up`", "EKS upgrades a control plane one minor version at a time"
@@ -132,15 +145,20 @@ def _order(before: Stack, after: Stack | None, change: Change, report: UpgradeRe
     if before.config.karpenter_node_pools or before.config.auto_mode_node_pools:
         steps.append(Step("NodePools: Karpenter (or Auto Mode) replaces nodes whose AMI drifted from the target's",
                           "nodes are replaced, not upgraded in place: claims on them are allocated again"))
-    if before.config.installs_driver_chart:
-        driver = before.config.dra_driver
-        floor = nvidia.CHART_MIN_KUBERNETES.get((driver.chart.value, driver.version))
-        if floor is None:
-            fits = "gpu-dra has not read which Kubernetes versions its Chart.yaml accepts"
-        else:
-            verb = "is" if minor_of(change.target) >= minor_of(floor) else "is not"
-            fits = f"its Chart.yaml asks for Kubernetes {floor} or newer: {change.target} {verb}"
-        steps.append(Step(f"driver chart: keep {driver.chart.value} {driver.version} ({fits}) or move it after the "
-                          "control plane (`gpu-dra upgrade --driver-to`)",
-                          "the driver publishes devices to the new API server"))
+    steps += _driver_step(before, change)
     return steps
+
+
+def _driver_step(before: Stack, change: Change) -> list[Step]:
+    """Keep the driver chart, or move it after the control plane; whether its Chart.yaml accepts the target."""
+    if not before.config.installs_driver_chart:
+        return []
+    driver = before.config.dra_driver
+    floor = nvidia.CHART_MIN_KUBERNETES.get((driver.chart.value, driver.version))
+    if floor is None:
+        fits = "gpu-dra has not read which Kubernetes versions its Chart.yaml accepts"
+    else:
+        verb = "is" if minor_of(change.target) >= minor_of(floor) else "is not"
+        fits = f"its Chart.yaml asks for Kubernetes {floor} or newer: {change.target} {verb}"
+    return [Step(f"driver chart: keep {driver.chart.value} {driver.version} ({fits}) or move it after the control "
+                 "plane (`gpu-dra upgrade --driver-to`)", "the driver publishes devices to the new API server")]
