@@ -55,3 +55,4 @@ clean:
 
 docs: $(STAMP)
 	$(BIN)/python -c 'from pathlib import Path; from gpu_dra.core.config.docs import configuration_markdown as md; Path("docs/configuration.md").write_text(md(Path(".")) + "\n")'
+	$(BIN)/python tools/docs_upgrade_example.py

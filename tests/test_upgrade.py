@@ -17,10 +17,12 @@ from gpu_dra.core.analysis.upgrade import judging, releases
 from gpu_dra.core.config.loader import load_stack
 from gpu_dra.core.facts.kubernetes_apis import SERVED_APIS, removed_between
 
-from .conftest import Project
+from .conftest import ROOT, Project, load_tool
 from .test_cli import gpu_dra
 from .test_existing_cluster import _existing
 from .test_team_namespaces import _committed
+
+example = load_tool("docs_upgrade_example")
 
 # A template asking for more memory than any GPU of the stacks has: 1.35 drops the capacity request
 # (DRAConsumableCapacity is alpha, off on EKS) and gives it a whole GPU; 1.36 keeps the request, which no device meets.
@@ -276,12 +278,14 @@ def test_no_version_change_no_upgrade_finding(project: Project) -> None:
 
 
 def test_the_worked_example_in_the_docs_is_the_commands_output() -> None:
-    """docs/upgrading.md shows `gpu-dra upgrade --stack dev --to 1.36 examples/migrate/` as it printed on 2026-12-02."""
-    text = (Path(__file__).parent.parent / "docs" / "upgrading.md").read_text()
-    command = "$ gpu-dra upgrade --stack dev --to 1.36 examples/migrate/\n"
+    """docs/upgrading.md shows `gpu-dra upgrade --stack dev --to 1.36 examples/migrate/` as it printed on the day the
+    page states (`make docs` writes it: tools/docs_upgrade_example.py)."""
+    text = (ROOT / "docs" / "upgrading.md").read_text()
+    command = f"$ gpu-dra {' '.join(example.COMMAND)}\n"
     shown = text[text.index(command) + len(command):]
     shown = shown[:shown.index("```\n")]
-    result = gpu_dra("upgrade", "--stack", "dev", "--to", "1.36", "examples/migrate/", "--today", "2026-12-02")
+    assert f"output of {example.DAY}" in text
+    result = gpu_dra(*example.COMMAND, "--today", example.DAY)
     assert result.returncode == 0, result.stderr
     assert result.stdout == shown
 
@@ -319,3 +323,19 @@ def test_an_existing_cluster_upgrades_its_providers_way_with_its_declared_gates(
     report = _judge(project, "dev", "kubernetes", "1.36")
     assert "DRAExtendedResource" not in {g.gate for g in report.gates}
     assert not [f for f in report.findings if f.rule == "upgrade-mapping"]
+
+
+def test_device_taints_name_the_drivers_health_taints_and_who_tolerates_them(project: Project) -> None:
+    """0.4.x taints unhealthy GPUs when its health check is on; 1.36 starts honouring device taints."""
+    tolerant = {"name": "diagnostics", "description": "runs on a GPU whatever its health",
+                "requests": [{"name": "gpu", "deviceClass": "gpu-l4",
+                              "tolerations": [{"key": "gpu.nvidia.com/xid", "operator": "Exists"}]}]}
+    _team(project, [tolerant])
+    (off,) = next(g for g in _judge(project, "dev", "kubernetes", "1.36").gates if g.gate == "DRADeviceTaints").effects
+    assert "(NVMLDeviceHealthCheck) is off on this stack" in off
+    project.edit_stack("dev", lambda config: config["gpu-dra:draDriver"]["featureGates"].update(
+        {"NVMLDeviceHealthCheck": True}))
+    report = _judge(project, "dev", "kubernetes", "1.36")
+    (on,) = next(g for g in report.gates if g.gate == "DRADeviceTaints").effects
+    assert "tainted gpu.nvidia.com/xid, gpu.nvidia.com/gpu-lost (NoSchedule)" in on
+    assert on.endswith("but those of the templates that tolerate it: edge/diagnostics")

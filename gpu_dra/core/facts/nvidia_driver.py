@@ -74,6 +74,17 @@ DRIVER_GATES = {g.name: g for g in (
 )}
 
 
+# With NVMLDeviceHealthCheck on, the kubelet plugin from 0.4.0 taints a GPU in its ResourceSlice when NVML reports it
+# unhealthy, one key per kind of event (kubernetes-sigs/dra-driver-nvidia-gpu@v0.4.1:cmd/gpu-kubelet-plugin/
+# device_health.go:35-39 and 65-95, driver.go:157 and 500-530; the same keys at v0.4.0). v25.12.0 publishes no device
+# taints (no DeviceTaint in its cmd/). The scheduler honours them only where DRADeviceTaints is on (facts/gates.py).
+HEALTH_TAINT_GATE = "NVMLDeviceHealthCheck"
+HEALTH_TAINTS_SINCE = (0, 4)
+HEALTH_TAINTS = {"gpu.nvidia.com/xid": "NoSchedule, or None for an XID the health monitor deems non-fatal",
+                 "gpu.nvidia.com/gpu-lost": "NoSchedule",
+                 "gpu.nvidia.com/unmonitored": "None (information only)"}
+
+
 # Pairs that must not both be on, and gates that need another one on.
 EXCLUSIVE_GATES = (("DynamicMIG", "MPSSupport"), ("DynamicMIG", "PassthroughSupport"),
                    ("DynamicMIG", "NVMLDeviceHealthCheck"), ("PassthroughSupport", "NVMLDeviceHealthCheck"))

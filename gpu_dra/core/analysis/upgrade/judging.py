@@ -36,7 +36,7 @@ from gpu_dra.core.dra.claims import (
     gate_sites,
     parse_device_class,
 )
-from gpu_dra.core.facts import eks, gates
+from gpu_dra.core.facts import eks, gates, nvidia, nvidia_driver
 from gpu_dra.core.facts.kubernetes_apis import removed_between
 from gpu_dra.core.facts.target import Target
 from gpu_dra.core.findings import Finding
@@ -130,6 +130,8 @@ def _effects(gate: str, on: bool, before: Stack, after: Stack, moved: Sequence[W
             effects.append(f"legacy workloads that change place (below): {', '.join(m.workload for m in moved)}")
         if not mappings(after):
             effects.append("no DeviceClass of this stack names an extendedResourceName")
+    if gate == "DRADeviceTaints" and on:
+        effects += _health_taints(after)
     if gate == "DRAPartitionableDevices" and on:
         mig = [template for team in after.teams for template in team.claim_templates
                if any("mig.nvidia.com" in {r.device_class, *(s.device_class for s in r.first_available or ())}
@@ -137,6 +139,38 @@ def _effects(gate: str, on: bool, before: Stack, after: Stack, moved: Sequence[W
         effects.append(f"{len(mig)} template(s) of this stack ask for MIG devices" if mig else
                        "no template of this stack asks for MIG devices (mig.nvidia.com)")
     return effects
+
+
+def _health_taints(stack: Stack) -> list[str]:
+    """What device taints start to do on the stack: those the driver's health check puts on unhealthy GPUs
+    (facts/nvidia_driver.HEALTH_TAINTS), and the templates that tolerate them."""
+    driver = stack.config.dra_driver
+    if not stack.config.installs_driver_chart:
+        return ["no driver chart on this stack: what taints Auto Mode's driver publishes is not documented"]
+    level = nvidia.release_level_of(driver.version)
+    blocking = [key for key, effect in nvidia_driver.HEALTH_TAINTS.items() if effect.startswith("NoSchedule")]
+    if level < nvidia_driver.HEALTH_TAINTS_SINCE:
+        return [f"{driver.chart.value} {driver.version} publishes no device taints"]
+    gate = nvidia_driver.HEALTH_TAINT_GATE
+    if not nvidia_driver.effective_gates(driver.version, driver.feature_gates).get(gate):
+        return [f"the driver's health check ({gate}) is off on this stack, so its devices carry no taints; with it "
+                f"on, unhealthy GPUs are tainted {', '.join(blocking)} (NoSchedule) and kept from new claims"]
+    tolerating = sorted(f"{team.namespace_name}/{template.name}" for team in stack.teams
+                        for template in team.claim_templates
+                        if any(_tolerates(t, key) for request in template.requests
+                               for choice in (request, *(request.first_available or ()))
+                               for t in choice.tolerations or () for key in blocking))
+    return [f"the driver's health check ({gate}) is on: GPUs it finds unhealthy are tainted {', '.join(blocking)} "
+            "(NoSchedule), and from now on no new claim gets such a GPU"
+            + (f" but those of the templates that tolerate it: {', '.join(tolerating)}" if tolerating else
+               " (no template of this stack tolerates them)")]
+
+
+def _tolerates(toleration: Any, key: str) -> bool:
+    """Whether a template's toleration tolerates a NoSchedule device taint with this key whatever its value (XID
+    taints carry the error's number): Exists, for the key or for every key, and NoSchedule or every effect."""
+    return (toleration.operator == "Exists" and toleration.key in (None, key)
+            and toleration.effect in (None, "NoSchedule"))
 
 
 def field_changes(before: Stack, after: Stack, stack_file: str,
