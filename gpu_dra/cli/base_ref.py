@@ -16,6 +16,7 @@ from gpu_dra.core.analysis.upgrade.stacks import KEYS
 from gpu_dra.core.facts.gates import DEFAULT_KUBERNETES_VERSION
 from gpu_dra.core.facts.karpenter import DEFAULT_KARPENTER_VERSION
 from gpu_dra.core.facts.nvidia import DEFAULT_CHART_VERSION
+from gpu_dra.core.facts.nvidia_driver import ChartName
 
 GIT_TIMEOUT = 30.0  # seconds for one `git show`
 
@@ -84,6 +85,6 @@ def versions_at(root: Path, ref: str, stack: str) -> dict[str, str]:
         elif what != "karpenter" or isinstance(values, Mapping):
             found[what] = defaults[what]
     driver = config.get("gpu-dra:draDriver")
-    if "driver" in found and isinstance(driver, Mapping) and driver.get("chart"):
-        found["driver"] = f"{driver['chart']}@{found['driver']}"
+    chart = driver.get("chart") if isinstance(driver, Mapping) else None
+    found["driver"] = f"{chart or ChartName.dra_driver_nvidia_gpu.value}@{found['driver']}"  # the default line's
     return found

@@ -47,7 +47,7 @@ from gpu_dra.core.config.models import Stack, Team
 from gpu_dra.core.dra.claims import parse_device_class
 from gpu_dra.core.facts.pulumi_types import CHART
 from gpu_dra.core.facts.target import Platform
-from gpu_dra.core.findings import CONFIG, NOT_JUDGED, ConfigError, Finding
+from gpu_dra.core.findings import CONFIG, ERROR, NOT_JUDGED, WARNING, ConfigError, Finding
 from gpu_dra.core.policy import upgrades as upgrades_rules
 from gpu_dra.core.policy.engine import EngineResource, Registered, engine_view
 from gpu_dra.core.policy.legacy_workloads import NamedManifest, WorkloadsEntry, needing_device_plugin
@@ -317,18 +317,19 @@ def transformed(view: list[EngineResource], chart_transform: bool) -> list[Engin
 def upgrades_since(root: Path, base: str, loaded: LoadedStack) -> list[dict[str, Any]]:
     """What moving each version the stack names (Kubernetes, driver chart, Karpenter) from the base's to today's
     does, as `gpu-dra upgrade` judges it, with the team files' workloads: its findings as the pack config carries
-    them. A version the base's stack file names that today's rules refuse is said, not judged."""
+    them. A lowered kubernetesVersion is an error (EKS cannot follow it); a base version today's rules refuse is
+    said, not judged."""
     name = loaded.stack.name
     found: list[dict[str, Any]] = []
     workloads: tuple[list[Any], list[dict[str, Any]]] | None = None
     for what, version in versions_at(root, base, name).items():
         flag = "--to" if what == "kubernetes" else f"--{what}-to"
-        command = f"on {base}, `gpu-dra upgrade --stack {name} {flag} VERSION` says the whole upgrade"
         try:
             pair = upgrade.load_since(root, name, what, version)
         except upgrade.UpgradeError as error:
-            found.append({"change": f"{what} since {base}", "command": command, "rule": "upgrade-refused",
-                          "severity": "warning", "message": str(error), "file": loaded.source.file})
+            found.append({"change": f"{what} since {base}", "rule": "upgrade-refused", "message": str(error),
+                          "severity": ERROR if isinstance(error, upgrade.Downgrade) else WARNING,
+                          "file": loaded.source.file, "line": upgrade.key_line_of(loaded, what)})
             continue
         if pair is None:
             continue
@@ -336,7 +337,7 @@ def upgrades_since(root: Path, base: str, loaded: LoadedStack) -> list[dict[str,
             named = [(m.path, m.documents) for m in _named_manifests(root, loaded.stack, loaded.teams)]
             workloads = read_workloads(named, loaded.stack.config.cluster.kubernetes_version)
         report = upgrade.judge(pair, *workloads)
-        command = command.replace("VERSION", pair.change.target)
+        command = f"on {base}, `gpu-dra upgrade --stack {name} {flag} {pair.change.target}` says the whole upgrade"
         for item in report.findings:
             found.append({"change": f"{pair.change.label} since {base}", "command": command, **item.as_dict()})
     return found

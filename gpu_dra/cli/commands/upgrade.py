@@ -17,7 +17,9 @@ from gpu_dra.core.analysis import migrate, upgrade
 from gpu_dra.core.analysis.inventory import objects_in_document
 from gpu_dra.core.analysis.upgrade import RULES, UpgradeReport
 from gpu_dra.core.config.loader import available_stacks, load_stack
+from gpu_dra.core.config.models.cluster import SUPPORTED_KUBERNETES_VERSIONS
 from gpu_dra.core.facts import gates, karpenter, nvidia
+from gpu_dra.core.findings import ERROR, Finding
 
 EXAMPLES = """examples:
   gpu-dra upgrade --stack dev --to 1.36                     # the next Kubernetes minor
@@ -70,8 +72,8 @@ def _change(args: argparse.Namespace, current: dict[str, str]) -> tuple[str, str
     """(what, target version) from the flags; `next` and `newest` resolved for the stack."""
     if args.to is not None:
         if args.to == "next":
-            minor = int(current["kubernetes"].split(".")[1]) + 1
-            return "kubernetes", f"1.{minor}"
+            following = f"1.{int(current['kubernetes'].split('.')[1]) + 1}"
+            return "kubernetes", following if following in SUPPORTED_KUBERNETES_VERSIONS else current["kubernetes"]
         return "kubernetes", args.to
     if args.driver_to is not None:
         if args.driver_to == "newest":
@@ -88,6 +90,8 @@ def _already(what: str, target: str, stack: Any) -> str | None:
     if target not in (current, f"{chart}@{current}"):
         return None
     said = f"stack {stack.name} already runs {target}"
+    if what == "kubernetes" and target == SUPPORTED_KUBERNETES_VERSIONS[-1]:
+        said += ", the newest Kubernetes version gpu-dra stacks support"
     if what == "driver" and current == nvidia.CHART_RELEASES[chart][-1]:
         unread = ", ".join(nvidia.UNREAD_RELEASES.get(chart, {}))
         said += f", the newest {chart} release gpu-dra has read" + (f" ({unread} exists, unread)" if unread else "")
@@ -126,7 +130,13 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(str(error)) from None
         manifests = [(obj, name_) for name_, documents in (inputs or []) for document in documents
                      for obj in objects_in_document(document.data)]
-        reports.append(upgrade.judge(pair, workloads, claims, manifests, args.today))
+        report = upgrade.judge(pair, workloads, claims, manifests, args.today)
+        if pair.after is not None and what == "kubernetes":
+            try:  # as `migrate` reads them on the stack after the change
+                migrate.read_workloads(sources, pair.after.config.cluster.kubernetes_version)
+            except migrate.MigrateError as error:
+                report.findings.append(Finding("upgrade-workload", ERROR, f"at {pair.change.target}: {error}"))
+        reports.append(report)
     if args.format == "json":
         print(json.dumps({"upgrades": [r.as_dict() for r in reports], "skipped": skipped}, indent=2, default=str))
     elif args.format == "sarif":

@@ -15,25 +15,28 @@ from typing import Any
 
 from gpu_dra.core.analysis import migrate
 from gpu_dra.core.analysis.migrate.stack_view import mappings
+from gpu_dra.core.analysis.stack_nodes import group_views
 from gpu_dra.core.analysis.upgrade import judging, releases
-from gpu_dra.core.analysis.upgrade.report import RULES, Change, Step, UpgradeReport
+from gpu_dra.core.analysis.upgrade.report import RULES, Change, Step, UpgradeReport, finding
 from gpu_dra.core.analysis.upgrade.stacks import (
     KEYS,
+    Downgrade,
     StackPair,
     UpgradeError,
     current_version,
     key_line,
+    key_line_of,
     load_pair,
     load_since,
 )
-from gpu_dra.core.config.models import Stack
+from gpu_dra.core.config.models import AllocationMode, Stack
 from gpu_dra.core.facts import eks, nvidia
 from gpu_dra.core.facts.karpenter_dra import KARPENTER_DRA
 from gpu_dra.core.facts.kubernetes_apis import minor_of
 from gpu_dra.core.facts.target import Platform
 
-__all__ = ["KEYS", "RULES", "Change", "StackPair", "UpgradeError", "UpgradeReport", "current_version", "judge",
-           "load_pair", "load_since"]
+__all__ = ["KEYS", "RULES", "Change", "Downgrade", "StackPair", "UpgradeError", "UpgradeReport", "current_version",
+           "judge", "key_line_of", "load_pair", "load_since"]
 
 
 def judge(pair: StackPair, workloads: Sequence[migrate.Workload] = (), claims: Sequence[Mapping[str, Any]] = (),
@@ -74,11 +77,16 @@ def judge(pair: StackPair, workloads: Sequence[migrate.Workload] = (), claims: S
     elif change.what == "driver":
         report.driver, found = releases.driver_changes(before, after, stack_file, line)
         report.findings += found
+        if not releases.nothing_modelled(report.driver):  # one finding, so a pull request says what moves
+            report.findings.append(finding("upgrade-driver", "; ".join(report.driver), file=stack_file, line=line))
     else:
         pools = [(p.name, list(p.instance_types)) for p in before.config.karpenter_node_pools]
         report.karpenter = releases.karpenter_type_changes(
             pools, KARPENTER_DRA.get(change.current, {}), KARPENTER_DRA.get(change.target, {}),
             (change.current, change.target))
+        if report.karpenter:
+            report.findings.append(finding("upgrade-karpenter", "; ".join(report.karpenter), file=stack_file,
+                                           line=line))
     report.notes += [n for n in after_plan.notes if n not in before_plan.notes]
     report.order = _order(before, after, change, report)
     return report
@@ -101,7 +109,7 @@ def _order(before: Stack, after: Stack | None, change: Change, report: UpgradeRe
     key = f"gpu-dra:{'.'.join(change.key)}"
     steps: list[Step] = []
     if report.findings and any(f.rule == "upgrade-refused" for f in report.findings):
-        steps.append(Step("make the stack valid at the target first", "the stack file is refused there (above)"))
+        steps.append(Step("make the stack valid at the target first", "the stack file is refused there (below)"))
     if change.what != "kubernetes":
         chart, _, version = change.target.rpartition("@")
         setting = f"gpu-dra:draDriver.chart: {chart} and version: {version}" if chart else f"{key}: {change.target}"
@@ -110,10 +118,12 @@ def _order(before: Stack, after: Stack | None, change: Change, report: UpgradeRe
                           "the CRD chart is upgraded before the controller (gpu-dra installs them as two charts)"))
         return steps
     mapped = [g for g in report.gates if g.gate == "DRAExtendedResource" and g.turns_on]
+    device_plugin = any(view.mode == AllocationMode.device_plugin.value for view in group_views(before))
+    keep = ("give the workloads that must stay on device-plugin nodes a nodeSelector for those nodes" if device_plugin
+            else "keep the workloads that must not get them off this stack (it has no device-plugin node group)")
     for mapping in mappings(after).values() if mapped and after is not None else ():
         undo = (f"remove {mapping.origin}" if mapping.origin.startswith("gpu-dra:") else
-                f"{mapping.origin}'s class maps it in every release gpu-dra supports, so give the workloads that "
-                "must stay on device-plugin nodes a nodeSelector for those nodes")
+                f"{mapping.origin}'s class maps it in every release gpu-dra supports, so {keep}")
         steps.append(Step(f"before the control plane: decide whether pods asking for {mapping.resource} may land on "
                           f"DeviceClass {mapping.device_class}'s devices; where not, {undo}",
                           "DRAExtendedResource turns on with the control plane, and from then on the scheduler "

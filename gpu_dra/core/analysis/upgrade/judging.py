@@ -17,6 +17,7 @@ from gpu_dra.core.analysis.features import features_for
 from gpu_dra.core.analysis.inventory import synthesize
 from gpu_dra.core.analysis.migrate import Plan, WorkloadVerdict
 from gpu_dra.core.analysis.migrate.stack_view import mappings
+from gpu_dra.core.analysis.provisioning import ProvisioningJudge, launched_nodes, only_launched
 from gpu_dra.core.analysis.stack_nodes import cluster_nodes, group_views
 from gpu_dra.core.analysis.upgrade.report import (
     ApiUse,
@@ -78,9 +79,9 @@ def calendar_findings(windows: Sequence[SupportWindow], today: datetime.date, fi
                                                 f"{current.standard_ends}: {current.state}", file=file, line=line))
     if target.standard_ends:
         ends = datetime.date.fromisoformat(target.standard_ends)
-        if today >= ends:
+        if today >= ends:  # a warning: the newest version a stack may name can be there too
             found.append(finding("upgrade-support", f"the target {target.version} left EKS standard support on "
-                                                    f"{ends}: upgrade further", error=True, file=file, line=line))
+                                                    f"{ends} too: plan the next upgrade", file=file, line=line))
         elif (ends - today).days <= SOON_DAYS:
             found.append(finding("upgrade-support", f"the target {target.version} leaves EKS standard support on "
                                                     f"{ends}, in {(ends - today).days} day(s): plan the next upgrade",
@@ -133,11 +134,13 @@ def _effects(gate: str, on: bool, before: Stack, after: Stack, moved: Sequence[W
     if gate == "DRADeviceTaints" and on:
         effects += _health_taints(after)
     if gate == "DRAPartitionableDevices" and on:
-        mig = [template for team in after.teams for template in team.claim_templates
-               if any("mig.nvidia.com" in {r.device_class, *(s.device_class for s in r.first_available or ())}
-                      for r in template.requests)]
-        effects.append(f"{len(mig)} template(s) of this stack ask for MIG devices" if mig else
-                       "no template of this stack asks for MIG devices (mig.nvidia.com)")
+        classes = _mig_classes(after)
+        mig = sorted(f"{team.namespace_name}/{template.name}" for team in after.teams
+                     for template in team.claim_templates
+                     if any(classes & {r.device_class, *(s.device_class for s in r.first_available or ())}
+                            for r in template.requests))
+        effects.append(f"templates asking for MIG devices: {', '.join(mig)}" if mig else
+                       f"no template of this stack asks for MIG devices ({', '.join(sorted(classes))})")
     return effects
 
 
@@ -171,6 +174,12 @@ def _tolerates(toleration: Any, key: str) -> bool:
     taints carry the error's number): Exists, for the key or for every key, and NoSchedule or every effect."""
     return (toleration.operator == "Exists" and toleration.key in (None, key)
             and toleration.effect in (None, "NoSchedule"))
+
+
+def _mig_classes(stack: Stack) -> set[str]:
+    """The classes of MIG devices: the chart's, and the stack's that match deviceType mig or MIG profiles."""
+    return {"mig.nvidia.com", *(c.name for c in stack.config.device_classes
+                                if c.match is not None and (c.match.device_type == "mig" or c.match.mig_profiles))}
 
 
 def field_changes(before: Stack, after: Stack, stack_file: str,
@@ -209,12 +218,15 @@ def _dra_objects(stack: Stack) -> list[dict[str, Any]]:
 
 
 def verdicts(stack: Stack) -> dict[str, tuple[str, Verdict]]:
-    """Each team template's verdict on the stack's synthesized fleet with its version's allocator: claim -> (team,
-    verdict)."""
+    """Each team template's verdict on the stack's synthesized fleet with its version's allocator, as `explain
+    --stack` gives it: where it fits only nodes the stack's Karpenter or Auto Mode NodePools would launch, whether
+    they would ever launch one for it (provisioning.ProvisioningJudge). claim -> (team, verdict)."""
     explainer = Explainer(classes_from_objects(manifests.stack_device_classes(stack)),
                           features=features_for(stack.config.target),
                           chart_classes=stack.config.installs_driver_chart)
     inventory = synthesize(stack.config)
+    pools = inventory.launched_pools
+    judge = ProvisioningJudge(explainer, stack.config.target.driver_level) if pools else None
     nodes = [n.node for n in cluster_nodes(group_views(stack))] or None
     found = {}
     for team in stack.teams:
@@ -225,8 +237,13 @@ def verdicts(stack: Stack) -> dict[str, tuple[str, Verdict]]:
             if report.solution is not None:
                 node, allocations = report.solution
                 devices = tuple(f"{node}/{device.name}" for a in allocations for device in a.devices)
+            provisioning, never = "", False
+            if judge is not None and report.allocatable and launched_nodes(pools, report.nodes):
+                judged = judge.judge(claim, pools)
+                provisioning = f"{pools[0].provisioner}: {judged.summary()}"
+                never = only_launched(pools, report.nodes) and not judged.provisionable
             found[claim.name] = (team.name, Verdict(report.allocatable, tuple(sorted(report.nodes)), devices,
-                                                    report.reason))
+                                                    report.reason, provisioning, never))
     return found
 
 
@@ -245,7 +262,7 @@ def verdict_findings(changes: Sequence[VerdictChange], before: Target, after: Ta
     found = []
     for change in changes:
         file, line = lines.get(change.claim, (f"stacks/teams/{change.team}.yaml", None))
-        lost = change.before.allocatable and not change.after.allocatable
+        lost = change.before.usable and not change.after.usable
         message = (f"Kubernetes {before.kubernetes_version}: {change.before.words()}; Kubernetes "
                    f"{after.kubernetes_version}: {change.after.words()}")
         found.append(finding("upgrade-verdict", message, error=lost,

@@ -16,6 +16,8 @@ from gpu_dra.core.findings import Finding
 from gpu_dra.core.render import charts
 from gpu_dra.core.render.chart_templates import chart_objects
 
+NOTHING = "no gate, value, DeviceClass or published attribute gpu-dra models differs"
+
 
 def _on(value: bool) -> str:
     return "on" if value else "off"
@@ -89,9 +91,12 @@ def driver_changes(before: Stack, after: Stack, file: str, line: int | None) -> 
         for attribute in sorted(now_published - was_published):
             said.append(f"{device_type} devices start publishing {attribute}")
     if not said:
-        said.append(f"no gate, value, DeviceClass or published attribute gpu-dra models differs between "
-                    f"{old.chart.value} {old.version} and {new.chart.value} {new.version}")
+        said.append(f"{NOTHING} between {old.chart.value} {old.version} and {new.chart.value} {new.version}")
     return said, found
+
+
+def nothing_modelled(said: list[str]) -> bool:
+    return len(said) == 1 and said[0].startswith(NOTHING)
 
 
 def karpenter_type_changes(pools: Iterable[tuple[str, list[str]]], old: Mapping[str, Any], new: Mapping[str, Any],

@@ -88,12 +88,21 @@ class Verdict:
     nodes: tuple[str, ...]
     devices: tuple[str, ...]  # the first solution's node/device names
     reason: str
+    provisioning: str = ""  # where it fits NodePools' nodes not launched yet: the provisioner's verdict
+    never_provisioned: bool = False  # it fits only such nodes, and none would ever be launched for it
+
+    @property
+    def usable(self) -> bool:
+        return self.allocatable and not self.never_provisioned
 
     def words(self) -> str:
         if not self.allocatable:
             return f"NOT allocatable: {self.reason}"
         devices = f" ({', '.join(self.devices)})" if self.devices else ""
-        return f"allocatable on {len(self.nodes)} node(s){devices}"
+        if self.never_provisioned:
+            return f"allocatable only on nodes never launched for it ({self.provisioning})"
+        provisioning = f"; {self.provisioning}" if self.provisioning else ""
+        return f"allocatable on {len(self.nodes)} node(s){devices}{provisioning}"
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@ stack at the target is judged by every rule a `pulumi up` of it would meet."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -10,9 +11,10 @@ from typing import Any
 from gpu_dra.core.analysis.upgrade.report import Change, finding
 from gpu_dra.core.config.loader import LoadedStack, build_loaded_stack, stack_values
 from gpu_dra.core.config.models import Stack
-from gpu_dra.core.facts import gates, karpenter, nvidia
+from gpu_dra.core.config.models.cluster import SUPPORTED_KUBERNETES_VERSIONS as SUPPORTED
+from gpu_dra.core.facts import karpenter, nvidia
 from gpu_dra.core.facts.kubernetes_apis import minor_of
-from gpu_dra.core.facts.nvidia_driver import ChartName
+from gpu_dra.core.facts.nvidia_driver import ChartName, unreleased
 from gpu_dra.core.findings import ConfigError, Finding
 from gpu_dra.core.yamlsource import Located
 
@@ -24,6 +26,10 @@ KEYS = {"kubernetes": ("cluster", "kubernetesVersion"), "driver": ("draDriver", 
 
 class UpgradeError(Exception):
     """An upgrade that cannot be judged as asked (a downgrade, the version it already runs, no Karpenter)."""
+
+
+class Downgrade(UpgradeError):
+    """A change that lowers the Kubernetes version a stack names: EKS cannot follow it."""
 
 
 @dataclass(frozen=True)
@@ -48,28 +54,43 @@ def current_version(stack: Stack, what: str) -> str:
     return config.karpenter.version
 
 
-def _order(what: str, version: str) -> tuple[int, ...]:
+def _known(what: str, version: str) -> tuple[int, ...]:
+    """The version's place in its order, where gpu-dra can judge it: a Kubernetes minor stacks accept, a Karpenter
+    release whose DRA metadata was read, a chart release in the form of its key (which the loader checks further)."""
     if what == "kubernetes":
-        return (1, minor_of(version))
-    return nvidia.parse_version(version)
+        if not re.fullmatch(r"1\.\d+", version):
+            raise UpgradeError(f"{version!r} is not a Kubernetes minor version such as {SUPPORTED[-1]}")
+        if version not in SUPPORTED:
+            raise UpgradeError(f"Kubernetes {version} is not a version gpu-dra stacks support "
+                               f"({', '.join(SUPPORTED)}): EKS has not released it, or gpu-dra does not judge it")
+        return (minor_of(version),)
+    if what == "karpenter" and version not in karpenter.KARPENTER_VERSIONS:
+        raise UpgradeError(f"Karpenter {version} is a release whose DRA metadata gpu-dra has not read (it has "
+                           f"{', '.join(karpenter.KARPENTER_VERSIONS)}), so it cannot judge what it would launch")
+    try:
+        return nvidia.parse_version(version)
+    except ValueError:
+        example = nvidia.DEFAULT_CHART_VERSION if what == "driver" else karpenter.DEFAULT_KARPENTER_VERSION
+        raise UpgradeError(f"{version!r} is not a release such as {example}") from None
 
 
 def _check_target(what: str, current: str, target: str) -> None:
-    """A version the change can move to: a newer one, in the form its key takes."""
-    try:
-        wanted, now = _order(what, target), _order(what, current)
-    except (ValueError, IndexError):
-        forms = {"kubernetes": f"a minor version such as {gates.DEFAULT_KUBERNETES_VERSION}",
-                 "driver": f"a release such as {nvidia.DEFAULT_CHART_VERSION}",
-                 "karpenter": f"a release such as {karpenter.DEFAULT_KARPENTER_VERSION}"}
-        raise UpgradeError(f"{target!r} is not {forms[what]}") from None
+    """A version the change can move to: a newer one gpu-dra can judge."""
+    wanted, now = _known(what, target), _known(what, current)
     if wanted == now:
         raise UpgradeError(f"the stack already runs {target}")
     if wanted < now:
         what_moves = {"kubernetes": "EKS cannot downgrade a control plane", "driver": "a chart downgrade",
                       "karpenter": "a Karpenter downgrade"}[what]
-        raise UpgradeError(f"{target} is older than {current}, which the stack runs: {what_moves} is no upgrade "
-                           "gpu-dra judges")
+        raise UpgradeError(f"{target} is older than {current}, which the stack runs ({what_moves}): gpu-dra judges "
+                           "upgrades only")
+
+
+def _level(version: str) -> tuple[int, int]:
+    try:
+        return nvidia.release_level_of(version)
+    except ValueError:
+        raise UpgradeError(f"{version!r} is not a driver release such as {nvidia.DEFAULT_CHART_VERSION}") from None
 
 
 def _with_version(values: dict[str, Any], key: tuple[str, ...], version: str,
@@ -97,11 +118,15 @@ def load_pair(root: Path, name: str, what: str, target: str) -> StackPair:
         _check_target(what, current, version)
     elif chart not in {c.value for c in ChartName}:
         raise UpgradeError(f"{chart!r} is no chart line gpu-dra knows: {', '.join(c.value for c in ChartName)}")
-    elif nvidia.release_level_of(version) < nvidia.release_level_of(current):
+    elif _level(version) < _level(current):
         raise UpgradeError(f"{chart} {version} is an older driver release than {current}, which the stack runs: a "
                            "downgrade is no upgrade gpu-dra judges")
     else:
         current = f"{before.stack.config.dra_driver.chart.value}@{current}"
+    if what == "driver":  # a release gpu-dra has not read: its gates, values and attributes are unknown
+        unknown = unreleased(ChartName(chart or before.stack.config.dra_driver.chart.value), version)
+        if unknown:
+            raise UpgradeError(unknown)
     change = Change(what, current, target if chart else version, KEYS[what])
     try:
         after = build_loaded_stack(root, name, _with_version(values, change.key, version, chart or None),
@@ -129,7 +154,13 @@ def load_since(root: Path, name: str, what: str, base_version: str) -> StackPair
     base_chart, _, version = base_version.rpartition("@") if what == "driver" else ("", "", base_version)
     if version == current and base_chart in ("", chart):
         return None
+    if what == "kubernetes" and re.fullmatch(r"1\.\d+", version) and minor_of(current) < minor_of(version):
+        raise Downgrade(f"the change lowers kubernetesVersion from {version} to {current}: EKS cannot downgrade a "
+                           "control plane, so the stack would name an older version than the cluster runs")
     base_label = f"{base_chart}@{version}" if base_chart and base_chart != chart else version
+    if what == "driver" and _level(version) > _level(current):
+        raise UpgradeError(f"the change moves the DRA driver to an older release ({base_label} -> {current}): not "
+                           "judged as an upgrade")
     target = f"{chart}@{current}" if base_chart and base_chart != chart else current
     try:
         before = build_loaded_stack(root, name, _with_version(values, KEYS[what], version, base_chart or None),
@@ -142,6 +173,11 @@ def load_since(root: Path, name: str, what: str, base_version: str) -> StackPair
 
 def _line(located: Located, key: tuple[str, ...]) -> int | None:
     return located.line(("config", PREFIX + key[0], key[1])) or located.line(("config", PREFIX + key[0]))
+
+
+def key_line_of(loaded: LoadedStack, what: str) -> int | None:
+    """The line of the stack file that names the version of `what` (or of its section)."""
+    return _line(loaded.source.located, KEYS[what])
 
 
 def key_line(pair: StackPair) -> int | None:
