@@ -27,12 +27,12 @@ EXAMPLES = """examples:
   gpu-dra upgrade --stack dev --to 1.36 examples/migrate/   # and what happens to these workloads
   gpu-dra upgrade --stack prod --driver-to 0.4.1            # a driver chart release
   gpu-dra upgrade --stack prod --driver-to dra-driver-nvidia-gpu@0.4.1   # another chart line
-  gpu-dra upgrade --stack staging --karpenter-to 1.15.2
   gpu-dra upgrade --stack prod --to 1.36 --format sarif > upgrade.sarif
   gpu-dra upgrade --stack prod --to 1.36 --today 2027-03-01   # the calendar as it will be then
 
 exit codes: 0 nothing breaks, 1 something breaks (an error finding: a template or workload loses its place, a
-manifest's API is no longer served, the stack is refused at the target), 2 bad input; with --all-stacks, `next` or
+manifest's API is no longer served, the stack is refused at the target), 2 what cannot be judged (a downgrade, the
+version it runs, a malformed version, a version or release gpu-dra has not read); with --all-stacks, `next` or
 `newest`, a stack with nothing to move is named and left out
 """
 
