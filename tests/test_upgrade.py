@@ -225,7 +225,7 @@ def test_a_target_the_stack_file_refuses_is_an_error_on_its_key(project: Project
     (["--stack", "staging", "--karpenter-to", "1.15.2"], "whose DRA metadata gpu-dra has not read"),
     (["--stack", "dev", "--driver-to", "0.5.0"], "a release gpu-dra has not read yet"),
     (["--stack", "dev", "--driver-to", "garbage"], "is not a release such as"),
-    (["--stack", "dev", "--driver-to", "nvidia-dra-driver-gpu@garbage"], "is not a driver release such as"),
+    (["--stack", "dev", "--driver-to", "nvidia-dra-driver-gpu@garbage"], "is not a release such as"),
     (["--stack", "dev", "--driver-to", "nvidia-dra-driver-gpu@25.12.0"], "older driver release than 0.4.1"),
     (["--stack", "dev", "--driver-to", "other-chart@1.0.0"], "no chart line gpu-dra knows"),
 ])
@@ -425,3 +425,71 @@ def test_a_pull_request_switching_the_chart_line_judges_the_base_on_its_own_line
     assert driver["message"].startswith("the DRA driver chart nvidia-dra-driver-gpu@25.12.0 -> "
                                         "dra-driver-nvidia-gpu@0.4.1 since main: [upgrade-driver] ")
     assert "driver gate DeviceMetadata arrives" in driver["message"]
+
+
+# ------------------------------------------------------------------------------------- after the second review
+def test_a_pull_request_skipping_a_minor_is_mandatory_in_prod(project: Project) -> None:
+    project.edit_stack("prod", lambda config: config["gpu-dra:cluster"].update(
+        {"kubernetesVersion": "1.34", "upgradePolicy": "EXTENDED"}))
+    _committed(project)
+    project.edit_stack("prod", _to_136)
+    code, found = _check(project, "prod")
+    (safe,) = [v for v in found if v["policy"] == "upgrade-safe"]
+    assert code == 1 and "EKS upgrades a control plane one minor version at a time, so raise it to 1.35" in \
+        safe["message"]
+
+
+def test_a_pull_request_moving_the_driver_back_is_said_not_judged(project: Project) -> None:
+    _committed(project)
+    project.edit_stack("dev", lambda config: config["gpu-dra:draDriver"].update(version="0.4.0"))
+    code, found = _check(project, "dev")
+    (back,) = found
+    assert back["policy"] == "upgrade-reported" and code == 0
+    assert "moves the DRA driver to an older release (0.4.1 -> 0.4.0): not judged" in back["message"]
+
+
+def test_an_invalid_workload_with_a_version_change_is_the_config_error_it_is(project: Project) -> None:
+    _committed(project)
+    project.edit("workloads/ops/gpu-diag.yaml", lambda job: job["spec"]["jobTemplate"]["spec"]["template"]["spec"][
+        "containers"][0]["resources"]["limits"].update({"nvidia.com/gpu": "abc"}))
+    project.edit_stack("prod", _to_136)
+    result = gpu_dra("check", "--stack", "prod", "--base", "main", cwd=project.root)
+    assert result.returncode == 2 and "internal error" not in result.stderr, result.stderr
+    assert "gpu-diag.yaml" in result.stderr
+
+
+def test_a_device_class_field_points_at_its_legacy_mapping(project: Project) -> None:
+    project.edit_stack("dev", lambda config: config.update(
+        {"gpu-dra:legacyMappings": [{"extendedResourceName": "example.com/l4", "deviceClass": "gpu-l4"}]}))
+    report = _judge(project, "dev", "kubernetes", "1.36")
+    (field,) = [f for f in report.findings if f.rule == "upgrade-field"]
+    text = (project.root / "stacks" / "Pulumi.dev.yaml").read_text().splitlines()
+    assert field.object == "DeviceClass gpu-l4" and "extendedResourceName" in text[field.line - 1] + text[field.line]
+
+
+@pytest.mark.parametrize(("stack", "args", "words"), [
+    ("chart-25", ["--driver-to", "0.4.1"], "(0.4.1 is a release of dra-driver-nvidia-gpu: set chart: "),
+    ("existing", ["--to", "1.34"], "a cluster is not downgraded"),
+])
+def test_bad_targets_are_worded_for_the_stack(project: Project, stack: str, args: list[str], words: str) -> None:
+    if stack == "chart-25":
+        project.edit_stack("dev", lambda config: config["gpu-dra:draDriver"].update(
+            {"chart": "nvidia-dra-driver-gpu", "version": "25.12.0"}))
+    else:
+        project.edit_stack("dev", _existing)
+    result = gpu_dra("upgrade", "--stack", "dev", *args, cwd=project.root)
+    assert result.returncode == 2 and words in result.stderr, result.stderr
+
+
+def test_every_stack_to_an_older_minor_judges_none() -> None:
+    result = gpu_dra("upgrade", "--all-stacks", "--to", "1.35")
+    assert result.returncode == 0, result.stderr
+    assert "stack staging runs 1.36, newer than 1.35: nothing to judge" in result.stdout
+
+
+def test_sarif_of_stdin_has_no_file_location() -> None:
+    manifest = yaml.safe_dump({"apiVersion": "resource.k8s.io/v1beta1", "kind": "DeviceClass",
+                               "metadata": {"name": "old"}, "spec": {}})
+    result = gpu_dra("upgrade", "--stack", "prod", "--to", "1.36", "--format", "sarif", "-", input=manifest)
+    results = json.loads(result.stdout)["runs"][0]["results"]
+    assert results and all("<stdin>" not in json.dumps(r["locations"]) for r in results)

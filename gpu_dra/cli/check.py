@@ -34,7 +34,7 @@ from gpu_dra.cli.process import UsageError
 from gpu_dra.cli.text import SARIF_SCHEMA
 from gpu_dra.core import policy
 from gpu_dra.core.analysis import upgrade
-from gpu_dra.core.analysis.migrate import read_workloads
+from gpu_dra.core.analysis.migrate import MigrateError, read_workloads
 from gpu_dra.core.config.loader import (
     LoadedStack,
     SourceFile,
@@ -317,8 +317,8 @@ def transformed(view: list[EngineResource], chart_transform: bool) -> list[Engin
 def upgrades_since(root: Path, base: str, loaded: LoadedStack) -> list[dict[str, Any]]:
     """What moving each version the stack names (Kubernetes, driver chart, Karpenter) from the base's to today's
     does, as `gpu-dra upgrade` judges it, with the team files' workloads: its findings as the pack config carries
-    them. A lowered kubernetesVersion is an error (EKS cannot follow it); a base version today's rules refuse is
-    said, not judged."""
+    them. A change the cluster cannot follow (a lowered kubernetesVersion, more than one minor at once on EKS) is an
+    error; a base version today's rules refuse is said, not judged."""
     name = loaded.stack.name
     found: list[dict[str, Any]] = []
     workloads: tuple[list[Any], list[dict[str, Any]]] | None = None
@@ -328,14 +328,17 @@ def upgrades_since(root: Path, base: str, loaded: LoadedStack) -> list[dict[str,
             pair = upgrade.load_since(root, name, what, version)
         except upgrade.UpgradeError as error:
             found.append({"change": f"{what} since {base}", "rule": "upgrade-refused", "message": str(error),
-                          "severity": ERROR if isinstance(error, upgrade.Downgrade) else WARNING,
+                          "severity": ERROR if isinstance(error, upgrade.CannotFollow) else WARNING,
                           "file": loaded.source.file, "line": upgrade.key_line_of(loaded, what)})
             continue
         if pair is None:
             continue
         if workloads is None:
             named = [(m.path, m.documents) for m in _named_manifests(root, loaded.stack, loaded.teams)]
-            workloads = read_workloads(named, loaded.stack.config.cluster.kubernetes_version)
+            try:
+                workloads = read_workloads(named, loaded.stack.config.cluster.kubernetes_version)
+            except MigrateError:  # the pack config's legacy workloads report it, on the team file's line
+                workloads = ([], [])
         report = upgrade.judge(pair, *workloads)
         command = f"on {base}, `gpu-dra upgrade --stack {name} {flag} {pair.change.target}` says the whole upgrade"
         for item in report.findings:

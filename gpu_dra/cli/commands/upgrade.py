@@ -31,9 +31,10 @@ EXAMPLES = """examples:
   gpu-dra upgrade --stack prod --to 1.36 --today 2027-03-01   # the calendar as it will be then
 
 exit codes: 0 nothing breaks, 1 something breaks (an error finding: a template or workload loses its place, a
-manifest's API is no longer served, the stack is refused at the target), 2 what cannot be judged (a downgrade, the
-version it runs, a malformed version, a version or release gpu-dra has not read); with --all-stacks, `next` or
-`newest`, a stack with nothing to move is named and left out
+manifest's API is no longer served, the stack is refused at the target), 2 what cannot be judged (the stack file as it
+is refused, a downgrade, the version it runs, a malformed version, a version or release gpu-dra has not read, no
+Karpenter or driver chart to move); with --all-stacks, `next` or `newest`, a stack with nothing to move (or already
+past the target) is named and left out
 """
 
 FORMATS = ("text", "json", "sarif")
@@ -121,6 +122,11 @@ def run(args: argparse.Namespace) -> int:
                 skipped.append(already)
                 continue
             pair = upgrade.load_pair(root, name, what, target)
+        except upgrade.OlderTarget as error:
+            if not args.all_stacks:
+                raise UsageError(f"stack {name}: {error}") from None
+            skipped.append(f"stack {name} runs {upgrade.current_version(stack, what)}, newer than {target}")
+            continue
         except upgrade.UpgradeError as error:
             raise UsageError(f"stack {name}: {error}") from None
         sources = inputs if inputs is not None else _team_workloads(root, stack)
@@ -210,8 +216,10 @@ def _print(report: UpgradeReport) -> None:
         print()
         for item in report.findings:
             where = f"{item.file}:{item.line}" if item.file and item.line else item.file or item.object
-            print(f"{item.severity}: {where}: [{item.rule}] {item.message}" if where else
-                  f"{item.severity}: [{item.rule}] {item.message}")
+            named = f"{item.object}: " if item.object and item.object != where and item.object not in item.message \
+                else ""
+            print(f"{item.severity}: {where}: [{item.rule}] {named}{item.message}" if where else
+                  f"{item.severity}: [{item.rule}] {named}{item.message}")
     for note in report.notes:
         print(f"note: {note}")
     print(f"Sources: {', '.join(report.sources)}")
@@ -228,7 +236,7 @@ def as_sarif(reports: list[UpgradeReport]) -> dict[str, Any]:
         for item in report.findings:
             text = f"stack {report.stack}, {report.change.label}: {item.message}"
             location: dict[str, Any] = {"logicalLocations": [{"fullyQualifiedName": item.object or report.stack}]}
-            if item.file and not item.file.startswith("stack "):
+            if item.file and not item.file.startswith(("stack ", "<")):  # a file, not a stack or <stdin>
                 physical: dict[str, Any] = {"artifactLocation": {"uri": item.file}}
                 if item.line:
                     physical["region"] = {"startLine": item.line}

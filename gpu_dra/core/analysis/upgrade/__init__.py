@@ -20,7 +20,8 @@ from gpu_dra.core.analysis.upgrade import judging, releases
 from gpu_dra.core.analysis.upgrade.report import RULES, Change, Step, UpgradeReport, finding
 from gpu_dra.core.analysis.upgrade.stacks import (
     KEYS,
-    Downgrade,
+    CannotFollow,
+    OlderTarget,
     StackPair,
     UpgradeError,
     current_version,
@@ -35,8 +36,8 @@ from gpu_dra.core.facts.karpenter_dra import KARPENTER_DRA
 from gpu_dra.core.facts.kubernetes_apis import minor_of
 from gpu_dra.core.facts.target import Platform
 
-__all__ = ["KEYS", "RULES", "Change", "Downgrade", "StackPair", "UpgradeError", "UpgradeReport", "current_version",
-           "judge", "key_line_of", "load_pair", "load_since"]
+__all__ = ["KEYS", "RULES", "CannotFollow", "Change", "OlderTarget", "StackPair", "UpgradeError", "UpgradeReport",
+           "current_version", "judge", "key_line_of", "load_pair", "load_since"]
 
 
 def judge(pair: StackPair, workloads: Sequence[migrate.Workload] = (), claims: Sequence[Mapping[str, Any]] = (),
@@ -93,14 +94,21 @@ def judge(pair: StackPair, workloads: Sequence[migrate.Workload] = (), claims: S
 
 
 def _template_lines(pair: StackPair) -> dict[str, tuple[str, int | None]]:
-    """namespace/template -> the team file and line that declares it."""
-    lines = {}
+    """namespace/template -> the team file and line that declares it; a DeviceClass's name -> the stack file's line
+    of the legacyMappings entry that maps it (its only gated field), else of its deviceClasses entry."""
+    source = pair.before.source
+    config = pair.before.stack.config
+    lines: dict[str, tuple[str, int | None]] = {
+        c.name: (source.file, source.located.line(("config", "gpu-dra:deviceClasses", i)))
+        for i, c in enumerate(config.device_classes)}
+    lines.update({m.device_class: (source.file, source.located.line(("config", "gpu-dra:legacyMappings", i)))
+                  for i, m in enumerate(config.legacy_mappings)})
     for team in pair.before.stack.teams:
-        source = pair.before.teams.get(team.name)
+        own = pair.before.teams.get(team.name)
         for index, template in enumerate(team.claim_templates):
-            if source is not None:
-                lines[f"{team.namespace_name}/{template.name}"] = (
-                    source.file, source.located.line(("claimTemplates", index)))
+            if own is not None:
+                line = own.located.line(("claimTemplates", index))
+                lines[f"{team.namespace_name}/{template.name}"] = (own.file, line)
     return lines
 
 

@@ -165,7 +165,8 @@ class UpgradeReport:
 
     @property
     def sources(self) -> tuple[str, ...]:
-        return SOURCES[self.change.what]
+        """Where the report's facts come from (no EKS calendar where it judged none: an existing cluster)."""
+        return tuple(s for s in SOURCES[self.change.what] if self.calendar or "calendar" not in s)
 
     @property
     def breaks(self) -> bool:

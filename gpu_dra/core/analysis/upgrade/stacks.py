@@ -15,6 +15,7 @@ from gpu_dra.core.config.models.cluster import SUPPORTED_KUBERNETES_VERSIONS as 
 from gpu_dra.core.facts import karpenter, nvidia
 from gpu_dra.core.facts.kubernetes_apis import minor_of
 from gpu_dra.core.facts.nvidia_driver import ChartName, unreleased
+from gpu_dra.core.facts.target import Platform
 from gpu_dra.core.findings import ConfigError, Finding
 from gpu_dra.core.yamlsource import Located
 
@@ -28,8 +29,12 @@ class UpgradeError(Exception):
     """An upgrade that cannot be judged as asked (a downgrade, the version it already runs, no Karpenter)."""
 
 
-class Downgrade(UpgradeError):
-    """A change that lowers the Kubernetes version a stack names: EKS cannot follow it."""
+class OlderTarget(UpgradeError):
+    """A target older than what the stack runs: no upgrade (with --all-stacks, a stack already past it)."""
+
+
+class CannotFollow(UpgradeError):
+    """A change the cluster cannot follow: a lowered Kubernetes version, or on EKS more than one minor at once."""
 
 
 @dataclass(frozen=True)
@@ -74,16 +79,21 @@ def _known(what: str, version: str) -> tuple[int, ...]:
         raise UpgradeError(f"{version!r} is not a release such as {example}") from None
 
 
-def _check_target(what: str, current: str, target: str) -> None:
+def _downgrade_words(what: str, on_eks: bool) -> str:
+    if what == "kubernetes":
+        return ("EKS cannot downgrade a control plane" if on_eks else
+                "a cluster is not downgraded: the stack would name an older version than it runs")
+    return "a chart downgrade" if what == "driver" else "a Karpenter downgrade"
+
+
+def _check_target(what: str, current: str, target: str, on_eks: bool) -> None:
     """A version the change can move to: a newer one gpu-dra can judge."""
     wanted, now = _known(what, target), _known(what, current)
     if wanted == now:
         raise UpgradeError(f"the stack already runs {target}")
     if wanted < now:
-        what_moves = {"kubernetes": "EKS cannot downgrade a control plane", "driver": "a chart downgrade",
-                      "karpenter": "a Karpenter downgrade"}[what]
-        raise UpgradeError(f"{target} is older than {current}, which the stack runs ({what_moves}): gpu-dra judges "
-                           "upgrades only")
+        raise OlderTarget(f"{target} is older than {current}, which the stack runs ({_downgrade_words(what, on_eks)}):"
+                           " gpu-dra judges upgrades only")
 
 
 def _level(version: str) -> tuple[int, int]:
@@ -91,6 +101,16 @@ def _level(version: str) -> tuple[int, int]:
         return nvidia.release_level_of(version)
     except ValueError:
         raise UpgradeError(f"{version!r} is not a driver release such as {nvidia.DEFAULT_CHART_VERSION}") from None
+
+
+def _older_driver(base: str, current: str, same_line: bool) -> bool:
+    """Whether `current` is an older driver than `base`: by release on one chart line, by driver level across lines."""
+    try:
+        if same_line:
+            return nvidia.parse_version(current) < nvidia.parse_version(base)
+        return _level(current) < _level(base)
+    except (ValueError, UpgradeError):
+        return False  # a version the loader names: judged there
 
 
 def _with_version(values: dict[str, Any], key: tuple[str, ...], version: str,
@@ -111,22 +131,25 @@ def load_pair(root: Path, name: str, what: str, target: str) -> StackPair:
     values, located = stack_values(root, name)
     before = build_loaded_stack(root, name, values, located)
     current = current_version(before.stack, what)
+    on_eks = before.stack.config.cluster.platform is Platform.eks
+    running = before.stack.config.dra_driver.chart.value
     chart, _, version = target.rpartition("@") if what == "driver" else ("", "", target)
-    if chart and chart == before.stack.config.dra_driver.chart.value:
+    if chart and chart == running:
         chart = ""  # the chart the stack runs, named
-    if not chart:
-        _check_target(what, current, version)
-    elif chart not in {c.value for c in ChartName}:
+    if chart and chart not in {c.value for c in ChartName}:
         raise UpgradeError(f"{chart!r} is no chart line gpu-dra knows: {', '.join(c.value for c in ChartName)}")
-    elif _level(version) < _level(current):
-        raise UpgradeError(f"{chart} {version} is an older driver release than {current}, which the stack runs: a "
-                           "downgrade is no upgrade gpu-dra judges")
-    else:
-        current = f"{before.stack.config.dra_driver.chart.value}@{current}"
     if what == "driver":  # a release gpu-dra has not read: its gates, values and attributes are unknown
-        unknown = unreleased(ChartName(chart or before.stack.config.dra_driver.chart.value), version)
+        _known(what, version)
+        unknown = unreleased(ChartName(chart or running), version)
         if unknown:
             raise UpgradeError(unknown)
+    if not chart:
+        _check_target(what, current, version, on_eks)
+    elif _level(version) < _level(current):
+        raise OlderTarget(f"{chart} {version} is an older driver release than {current}, which the stack runs: a "
+                           "downgrade is no upgrade gpu-dra judges")
+    else:
+        current = f"{running}@{current}"
     change = Change(what, current, target if chart else version, KEYS[what])
     try:
         after = build_loaded_stack(root, name, _with_version(values, change.key, version, chart or None),
@@ -154,11 +177,17 @@ def load_since(root: Path, name: str, what: str, base_version: str) -> StackPair
     base_chart, _, version = base_version.rpartition("@") if what == "driver" else ("", "", base_version)
     if version == current and base_chart in ("", chart):
         return None
-    if what == "kubernetes" and re.fullmatch(r"1\.\d+", version) and minor_of(current) < minor_of(version):
-        raise Downgrade(f"the change lowers kubernetesVersion from {version} to {current}: EKS cannot downgrade a "
-                           "control plane, so the stack would name an older version than the cluster runs")
+    on_eks = after.stack.config.cluster.platform is Platform.eks
+    if what == "kubernetes" and re.fullmatch(r"1\.\d+", version):
+        if minor_of(current) < minor_of(version):
+            raise CannotFollow(f"the change lowers kubernetesVersion from {version} to {current}: "
+                            f"{_downgrade_words(what, on_eks)}")
+        if on_eks and minor_of(current) - minor_of(version) > 1:
+            raise CannotFollow(f"the change raises kubernetesVersion from {version} to {current} at once: EKS upgrades "
+                            f"a control plane one minor version at a time, so raise it to 1.{minor_of(version) + 1} "
+                            "first, in its own `pulumi up`")
     base_label = f"{base_chart}@{version}" if base_chart and base_chart != chart else version
-    if what == "driver" and _level(version) > _level(current):
+    if what == "driver" and _older_driver(version, current, base_chart in ("", chart)):
         raise UpgradeError(f"the change moves the DRA driver to an older release ({base_label} -> {current}): not "
                            "judged as an upgrade")
     target = f"{chart}@{current}" if base_chart and base_chart != chart else current
