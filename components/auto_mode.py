@@ -6,8 +6,8 @@ position."""
 from __future__ import annotations
 
 import pulumi
-import pulumi_kubernetes as k8s
 
+from components.objects import custom_resource
 from gpu_dra.core.config.models import StackConfig
 from gpu_dra.core.render import auto_mode as render
 
@@ -19,8 +19,5 @@ class AutoModeNodePools(pulumi.ComponentResource):
         name = config.cluster.name
         super().__init__("gpu-dra:autoMode:AutoModeNodePools", name, None, opts)
         for pool in config.auto_mode_node_pools:
-            obj = render.node_pool(pool)
-            k8s.apiextensions.CustomResource(f"{name}-{pool.name}", api_version=obj["apiVersion"], kind=obj["kind"],
-                                             metadata=obj["metadata"], spec=obj["spec"],
-                                             opts=pulumi.ResourceOptions(parent=self))
+            custom_resource(f"{name}-{pool.name}", render.node_pool(pool), pulumi.ResourceOptions(parent=self))
         self.register_outputs({})

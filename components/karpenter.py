@@ -18,6 +18,7 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
+from components.objects import custom_resource
 from gpu_dra.core.config.models import StackConfig
 from gpu_dra.core.facts import karpenter as facts
 from gpu_dra.core.facts import karpenter_iam
@@ -125,17 +126,12 @@ class Karpenter(pulumi.ComponentResource):
                 depends_on=[crds, *controller_needs])))
         after_charts = pulumi.ResourceOptions.merge(on_cluster, pulumi.ResourceOptions(depends_on=[crds, controller]))
         for pool in config.karpenter_node_pools:
-            node_class = _custom_resource(f"{name}-{pool.name}", render.ec2_node_class(
+            node_class = custom_resource(f"{name}-{pool.name}", render.ec2_node_class(
                 pool, cluster.node_role.name, cluster.subnet_ids, [cluster.security_group_id]), after_charts)
-            _custom_resource(f"{name}-{pool.name}", render.node_pool(pool), pulumi.ResourceOptions.merge(
+            custom_resource(f"{name}-{pool.name}", render.node_pool(pool), pulumi.ResourceOptions.merge(
                 after_charts, pulumi.ResourceOptions(depends_on=[node_class])))
 
 
 def _document(documents: pulumi.Output[dict[str, Any]], key: str) -> pulumi.Output[str]:
     return documents.apply(lambda docs: json.dumps(docs[key]))
 
-
-def _custom_resource(resource_name: str, obj: dict[str, Any],
-                     opts: pulumi.ResourceOptions) -> k8s.apiextensions.CustomResource:
-    return k8s.apiextensions.CustomResource(resource_name, api_version=obj["apiVersion"], kind=obj["kind"],
-                                            metadata=obj["metadata"], spec=obj["spec"], opts=opts)

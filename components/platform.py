@@ -10,6 +10,7 @@ from components.cluster import cluster_access
 from components.dra import DeviceClasses, TeamResources
 from components.driver import GpuDrivers
 from components.karpenter import Karpenter
+from components.kueue import Kueue
 from gpu_dra.core.config.deploy_time import placeholders
 from gpu_dra.core.config.models import Stack
 
@@ -38,6 +39,8 @@ def build(stack: Stack) -> None:
     else:  # Auto Mode runs NVIDIA's DRA driver on its nodes itself
         AutoModeNodePools(stack.config, on_cluster)
     DeviceClasses(stack, on_cluster)
-    for team in stack.teams:
-        TeamResources(team, on_cluster, protect=stack.config.protects_team_namespaces)
+    teams = {team.name: TeamResources(team, on_cluster, protect=stack.config.protects_team_namespaces)
+             for team in stack.teams}
+    if stack.config.kueue is not None:
+        Kueue(stack, teams, on_cluster)
     pulumi.export("teams", {t.name: t.namespace_name for t in stack.teams})

@@ -14,6 +14,7 @@ import components.cluster
 import components.dra
 import components.driver
 import components.karpenter
+import components.kueue
 from gpu_dra.cli.offline import SECRET, ProgramRun, Registration, run_program
 from gpu_dra.core.config.loader import load_stack, stack_values
 from gpu_dra.core.render import network
@@ -197,7 +198,8 @@ def test_teams_keep_the_urns_they_were_deployed_with(stack: str) -> None:
 def test_component_types_name_their_class() -> None:
     """The naming rule `gpu-dra:<module>:<Class>`, so a URN says which code declared it."""
     classes = {f"gpu-dra:{module.__name__.rsplit('.', 1)[-1]}:{cls.__name__}"
-               for module in (components.cluster, components.dra, components.driver, components.karpenter)
+               for module in (components.cluster, components.dra, components.driver, components.karpenter,
+                              components.kueue)
                for cls in vars(module).values()
                if inspect.isclass(cls) and issubclass(cls, pulumi.ComponentResource)
                and cls.__module__ == module.__name__}

@@ -27,6 +27,7 @@ from gpu_dra.core.config.models import (
     Team,
     TeamHosting,
 )
+from gpu_dra.core.config.queue_rules import QueueProblem, queue_problems
 from gpu_dra.core.config.stack_rules import STACK_RULES, StackParts
 from gpu_dra.core.facts import nvidia, nvidia_driver
 from gpu_dra.core.findings import ConfigError, Finding, config_finding
@@ -470,6 +471,8 @@ def _apply_hosting(team: Team, hosting: TeamHosting | None) -> Team:
         return team
     if hosting.admin:
         team = team.model_copy(update={"admin": True})
+    if hosting.queue is not None:
+        team = team.model_copy(update={"queue": hosting.queue})
     if hosting.quota is None:
         return team
     override = hosting.quota
@@ -498,6 +501,9 @@ def _team_rules(parts: StackParts, teams: list[Team], sources: Mapping[str, Sour
         for team in teams:
             problems += _undeclared_classes(team, sources[team.name].located, parts.teams.get(team.name), declared,
                                             file, located, auto_mode=no_chart)
+    if parts.has("kueue", "cluster.kubernetes_version") and parts.config.kueue is not None:
+        for problem in queue_problems(parts.config, teams):
+            problems.append(_queue_finding(problem, parts, sources, file, located))
     reserved = {*RESERVED_NAMESPACES, *([parts.config.dra_driver.namespace] if parts.has("dra_driver") else [])}
     owners: dict[str, str] = {}
     for team in teams:
@@ -512,6 +518,20 @@ def _team_rules(parts: StackParts, teams: list[Team], sources: Mapping[str, Sour
                                            f"namespace {namespace!r} is also team {owners[namespace]}'s", line))
         owners.setdefault(namespace, team.name)
     return problems
+
+
+def _queue_finding(problem: QueueProblem, parts: StackParts, sources: Mapping[str, SourceFile], file: str,
+                   located: Located) -> Finding:
+    """A queue problem on its line: the team file's, or the stack's where the stack gives the team its queue
+    (gpu-dra:teams.<team>.queue) or the problem is Kueue's own (gpu-dra:kueue)."""
+    if problem.team is None:
+        return config_finding(file, f"{PREFIX}kueue", problem.message, _at(located, "kueue"))
+    hosting = parts.teams.get(problem.team)
+    if problem.loc[:1] == ("queue",) and hosting is not None and hosting.queue is not None:
+        return config_finding(file, f"{PREFIX}teams.{problem.team}.queue", problem.message,
+                              _at(located, "teams", problem.team, "queue"))
+    own = sources[problem.team]
+    return config_finding(own.file, format_path(problem.loc), problem.message, own.located.line(problem.loc))
 
 
 def _driver_gate_problems(config: StackConfig, teams: list[Team]) -> list[tuple[Loc, str]]:

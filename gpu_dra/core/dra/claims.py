@@ -349,3 +349,9 @@ def gate_sites(parsed: DeviceClass | ResourceClaim | None) -> Iterator[tuple[Loc
     for constraint in parsed.constraints:
         if constraint.distinct_attribute is not None:
             yield (*constraint.path, "distinctAttribute"), gates.DISTINCT_ATTRIBUTE
+
+
+def device_quota_name(device_class: str) -> str:
+    """The resource a ResourceQuota caps a DeviceClass's devices by (docs/sources.md#kubernetes-dra-api), and the name
+    gpu-dra gives the class's devices in Kueue's quota too: one name for them in both."""
+    return f"{device_class}.deviceclass.resource.k8s.io/devices"

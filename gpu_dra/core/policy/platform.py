@@ -10,7 +10,7 @@ from typing import Any
 
 from gpu_dra.core.analysis.allocator import MAX_RESULTS
 from gpu_dra.core.data import UNKNOWN
-from gpu_dra.core.dra.claims import DeviceClass, RequestChoice, ResourceClaim
+from gpu_dra.core.dra.claims import DeviceClass, RequestChoice, ResourceClaim, device_quota_name
 from gpu_dra.core.dra.quantity import QuantityError, parse_quantity
 from gpu_dra.core.facts.labels import ALLOCATION_LABEL, NODE_GROUP_LABEL
 from gpu_dra.core.facts.nvidia import DEFAULT_CHART_VERSION
@@ -30,7 +30,7 @@ from gpu_dra.core.policy.resources import (
     unknown_objects,
 )
 from gpu_dra.core.render import charts
-from gpu_dra.core.render.manifests import ADMIN_ACCESS_LABEL, CLAIMS_QUOTA, device_quota_name
+from gpu_dra.core.render.manifests import ADMIN_ACCESS_LABEL, CLAIMS_QUOTA
 from gpu_dra.core.yamlsource import Loc, format_path
 
 

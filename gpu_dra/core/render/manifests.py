@@ -20,6 +20,7 @@ from gpu_dra.core.config.models import (
     Stack,
     Team,
 )
+from gpu_dra.core.dra.claims import device_quota_name
 from gpu_dra.core.facts.nvidia import DRIVER_NAME
 from gpu_dra.core.facts.nvidia_driver import SharingStrategy
 from gpu_dra.core.render.selectors import selector_expressions
@@ -29,10 +30,6 @@ MANAGED_BY = {"app.kubernetes.io/managed-by": "gpu-dra"}
 TEAM_LABEL = "gpu-dra.io/team"
 NVIDIA_CONFIG_API = "resource.nvidia.com/v1beta1"
 CLAIMS_QUOTA = "count/resourceclaims.resource.k8s.io"
-
-
-def device_quota_name(device_class: str) -> str:
-    return f"{device_class}.deviceclass.resource.k8s.io/devices"
 
 
 def _metadata(name: str, namespace: str | None = None, labels: dict[str, str] | None = None,

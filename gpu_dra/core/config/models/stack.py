@@ -14,6 +14,7 @@ from gpu_dra.core.config.models.cluster import Cluster
 from gpu_dra.core.config.models.driver import DraDriver
 from gpu_dra.core.config.models.fields import dns_label
 from gpu_dra.core.config.models.karpenter import Karpenter, KarpenterNodePool
+from gpu_dra.core.config.models.kueue import Kueue
 from gpu_dra.core.config.models.nodes import NodeGroup, NodePool
 from gpu_dra.core.config.models.team import Team, TeamHosting
 from gpu_dra.core.facts.nvidia import release_level_of
@@ -36,6 +37,8 @@ class StackConfig(Model):
         default=None, description="EKS Auto Mode on the cluster (Kubernetes 1.36+) and its GPU NodePools; Auto Mode "
                                   "runs NVIDIA's DRA driver itself, so no driver chart is installed")
     dra_driver: DraDriver = Field(default=DraDriver(), description="NVIDIA's DRA driver chart")
+    kueue: Kueue | None = Field(default=None, description="Kueue, installed by the program, with a queue per team "
+                                                          "that declares one (docs/queues.md)")
     device_classes: list[DeviceClassConfig] = Field(default_factory=list, description="Platform DeviceClasses")
     legacy_mappings: list[LegacyMapping] = Field(
         default_factory=list, description="Serve unchanged extended-resource requests from a DeviceClass")

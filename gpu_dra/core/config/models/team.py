@@ -7,6 +7,7 @@ from pydantic.json_schema import SkipJsonSchema
 
 from gpu_dra.core.config.models.base import Model, raise_field_errors
 from gpu_dra.core.config.models.fields import Description, DnsLabel, RepositoryPath, dns_subdomain
+from gpu_dra.core.config.models.kueue import Queue
 from gpu_dra.core.config.models.templates import MAX_TEMPLATES_PER_TEAM, ClaimTemplate
 from gpu_dra.core.dra import metadata
 
@@ -56,6 +57,8 @@ class Team(Model):
     admin: SkipJsonSchema[bool] = False
     namespace: Namespace = Namespace()
     quota: Quota = Quota()
+    queue: Queue | None = Field(default=None, description="The team's Kueue queue, where the stack runs Kueue "
+                                                          "(gpu-dra:kueue): ignored on a stack without it")
     claim_templates: list[ClaimTemplate] = Field(
         default_factory=list, max_length=MAX_TEMPLATES_PER_TEAM,
         description=f"At most {MAX_TEMPLATES_PER_TEAM}: each is a Kubernetes object every check explains on the fleet")
@@ -84,6 +87,7 @@ class TeamHosting(Model):
     """How a stack hosts a team: per-stack overrides of the team's own file."""
 
     quota: Quota | None = None
+    queue: Queue | None = Field(default=None, description="Replaces the team file's queue on this stack")
     admin: bool = Field(
         default=False,
         description="Grants the team DRA admin access here: its namespace gets resource.kubernetes.io/admin-access="
