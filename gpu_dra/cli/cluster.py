@@ -23,13 +23,16 @@ from gpu_dra.core.yamlsource import PARSED_MEMORY
 class Read(NamedTuple):
     """One list request: RBAC's `list` verb on the resource. `namespaced`: listed in `--namespace` when one is given
     (else in all namespaces); `selector`: a fieldSelector the API server applies, so that only what is needed
-    crosses the wire (the result is filtered again here, in case a server ignores it)."""
+    crosses the wire (the result is filtered again here, in case a server ignores it); `optional`: an add-on's
+    resource, which a cluster without the add-on does not serve (404) or an identity may not be granted (403): then
+    none is read, and a note says so."""
 
     api_version: str
     resource: str
     kind: str
     namespaced: bool = False
     selector: str = ""
+    optional: bool = False
 
 
 SLICES = Read("resource.k8s.io/v1", "resourceslices", "ResourceSlice")
@@ -43,10 +46,12 @@ PENDING_PODS = Read("v1", "pods", "Pod", namespaced=True, selector="status.phase
 # The scheduler's verdicts (core/v1 events are selectable by reason: pkg/registry/core/event/strategy.go).
 SCHEDULING_EVENTS = Read("v1", "events", "Event", namespaced=True, selector="reason=FailedScheduling")
 QUOTAS = Read("v1", "resourcequotas", "ResourceQuota", namespaced=True)
+# Kueue's Workloads: why a pod Kueue holds at its admission gate waits (gpu_dra.core.facts.kueue).
+WORKLOADS = Read("kueue.x-k8s.io/v1beta2", "workloads", "Workload", namespaced=True, optional=True)
 
 # What explain and inventory read with FILEs; what `explain --cluster` alone reads to explain Pending pods.
 DEVICE_READS = (SLICES, CLASSES, CLAIMS, NODES)
-PENDING_READS = (*DEVICE_READS, TEMPLATES, PENDING_PODS, SCHEDULING_EVENTS)
+PENDING_READS = (*DEVICE_READS, TEMPLATES, PENDING_PODS, SCHEDULING_EVENTS, WORKLOADS)
 # DeviceTaintRules have no version every cluster serves: resource.k8s.io/v1alpha3 from 1.33, v1beta2 from 1.36, v1
 # from 1.37 (`prerelease-lifecycle-gen:introduced` in kubernetes/api@v0.34.0:resource/v1alpha3/types.go,
 # @v0.36.0:resource/v1beta2/types.go, and @v0.37.0-beta.0:resource/v1/types.go, not yet released), and an alpha or

@@ -79,7 +79,13 @@ def read_cluster(kubeconfig: str | None, context: str | None,
             state.version = reader.server_version()
             for read in reads:
                 path = _path(read, namespace)
-                listed[read.kind] = reader.list(path, read)
+                try:
+                    listed[read.kind] = reader.list(path, read)
+                except _Refused as error:
+                    if not read.optional or error.status not in (403, 404):
+                        raise
+                    listed[read.kind] = []
+                    state.notes.append(_optional_note(read, error.status))
             for api_version in TAINT_RULE_VERSIONS:
                 read = Read(api_version, TAINT_RULES, "DeviceTaintRule")
                 path = _path(read, None)
@@ -132,6 +138,16 @@ def read_cluster(kubeconfig: str | None, context: str | None,
         state.notes.append(f"the API server serves no DeviceTaintRules (GET {TAINT_RULES} in resource.k8s.io "
                            f"{versions}: HTTP 404), so the cluster holds none and none were read")
     return state
+
+
+def _optional_note(read: Read, status: int) -> str:
+    """Why an add-on's objects were not read: the cluster does not serve them, or the identity may not list them."""
+    group = read.api_version.rpartition("/")[0]
+    if status == 404:
+        return (f"the API server serves no {read.resource} in {read.api_version} (HTTP 404): Kueue is not installed "
+                "(or not at that API version), so no pod is judged as held by it")
+    return (f"the identity may not list {read.resource} (API group {group}, HTTP 403): pods Kueue holds are named "
+            "by their admission gate only; the ClusterRole in docs/troubleshooting.md grants it")
 
 
 def _path(read: Read, namespace: str | None) -> str:

@@ -23,11 +23,14 @@ from gpu_dra.core.analysis.explain.taints import TaintedInventory
 from gpu_dra.core.analysis.features import features_for
 from gpu_dra.core.analysis.inventory import Inventory, LaunchedPool
 from gpu_dra.core.analysis.pending import (
+    QueueHold,
     SchedulerVerdict,
     hints,
     holders,
     named_holders,
     pending_pods,
+    queue_hint,
+    queue_holds,
     scheduler_verdicts,
     untainted,
 )
@@ -151,8 +154,10 @@ def run(args: argparse.Namespace) -> int:
         _judge_provisioning(ProvisioningJudge(explainer, target.driver_level), pools,
                             list(zip(claims, reports, strict=True)), pod_reports, everything)
     said = scheduler_verdicts(objects) if pending else {}
+    held = queue_holds(objects) if pending else {}
     free = untainted(nodes)
-    advice = {pod.name: hints(pod, report, everything, devices, explainer, in_use, nodes, free)
+    advice = {pod.name: [queue_hint(report)] if pod.name in held else
+              hints(pod, report, everything, devices, explainer, in_use, nodes, free)
               for pod, report in zip(pods, pod_reports, strict=True)} if pending else {}
     _name_files(list(zip(claims, reports, strict=True)), everything, objects, files, args.stack)
     judged = _judged(list(zip(claims, reports, strict=True)), pod_reports, everything)
@@ -170,7 +175,7 @@ def run(args: argparse.Namespace) -> int:
                 "kubernetes": {"version": target.kubernetes_version, "platform": target.platform,
                                "server": cluster.version if cluster else None},
                 "claims": [r.as_dict(examples) for r in reports],
-                "pods": [_pod_dict(p, examples, said, advice, pending) for p in pod_reports],
+                "pods": [_pod_dict(p, examples, said, advice, pending, held) for p in pod_reports],
                 "notes": [*devices.notes, *notes]})
         print(output)
     else:
@@ -184,8 +189,9 @@ def run(args: argparse.Namespace) -> int:
             print(f"note: {note}")
         print()
         _print_taint_rules(tainted, f"{gate} is off in {target.label}")
-        _print_text(args, reports, pod_reports, said, advice, pending)
-    fine = all(r.allocatable and not r.never_provisioned for r in reports) and all(p.allocatable for p in pod_reports)
+        _print_text(args, reports, pod_reports, said, advice, pending, held)
+    fine = (all(r.allocatable and not r.never_provisioned for r in reports)
+            and all(p.allocatable and p.pod not in held for p in pod_reports))
     return EXIT_OK if fine else EXIT_FINDINGS
 
 
@@ -390,14 +396,15 @@ def _judge_provisioning(judge: ProvisioningJudge, pools: list[LaunchedPool],
 
 
 def _print_text(args: argparse.Namespace, reports: list[ClaimReport], pod_reports: list[PodReport],
-                said: dict[str, SchedulerVerdict], advice: dict[str, list[str]], pending: bool) -> None:
+                said: dict[str, SchedulerVerdict], advice: dict[str, list[str]], pending: bool,
+                held: dict[str, QueueHold]) -> None:
     for report in reports:
         _print_report(report, args.verbose)
     if pending and not pod_reports:
         where = f" in namespace {args.namespace}" if args.namespace else ""
         print(f"No Pending pod with resource claims{where}: every such pod is placed.")
     for pod_report in pod_reports:
-        _print_pod(pod_report, said.get(pod_report.pod), advice.get(pod_report.pod), pending)
+        _print_pod(pod_report, said.get(pod_report.pod), advice.get(pod_report.pod), pending, held.get(pod_report.pod))
 
 
 # Stands for a claim's node list while the rest of the report is encoded (as JSON: "\u0000node list 3").
@@ -490,31 +497,38 @@ def _print_report(report: ClaimReport, verbose: bool) -> None:
 
 
 def _pod_dict(report: PodReport, examples: int | None, said: dict[str, SchedulerVerdict], advice: dict[str, list[str]],
-              pending: bool) -> dict[str, Any]:
-    """A pod's JSON: the report, and for a live cluster's Pending pod the scheduler's last word and the hints."""
+              pending: bool, held: dict[str, QueueHold]) -> dict[str, Any]:
+    """A pod's JSON: the report, and for a live cluster's Pending pod what holds it in Kueue, the scheduler's last
+    word and the hints."""
     data: dict[str, Any] = report.as_dict(examples)
     if pending:
-        verdict = said.get(report.pod)
+        verdict, hold = said.get(report.pod), held.get(report.pod)
+        data["kueue"] = hold.as_dict() if hold else None
         data["scheduler"] = verdict.as_dict() if verdict else None
         data["hints"] = advice.get(report.pod, [])
     return data
 
 
 def _print_pod(report: PodReport, verdict: SchedulerVerdict | None = None, advice: list[str] | None = None,
-               pending: bool = False) -> None:
+               pending: bool = False, hold: QueueHold | None = None) -> None:
     """The pod's verdict, then per claim its devices on the pod's node, or how it fares alone; for a Pending pod of
-    a live cluster, the scheduler's own message first and what would make it schedulable last."""
+    a live cluster, the layer that holds it first (Kueue, then the scheduler's own message) and what would make it
+    schedulable last."""
     kind = "Pending" if pending else report.kind
     if report.allocatable:
         others = f" (of {len(report.nodes)} node(s))" if len(report.nodes) > 1 else ""
         print(f"pod {report.pod} ({kind}): allocatable on {report.node}{others}")
     else:
         print(f"pod {report.pod} ({kind}): {_not_allocatable(report)}")
+    if hold is not None:
+        print(f"  {hold.words()}")
     if verdict is not None:
         times = f", {verdict.count} times" if verdict.count > 1 else ""
         when = f", last {verdict.last}" if verdict.last else ""
         origin = "FailedScheduling" if verdict.source == "event" else "PodScheduled condition"
         print(f"  scheduler ({origin}{times}{when}): {cut(verdict.message, 600)}")
+    elif pending and hold is not None:
+        print("  scheduler: not tried while Kueue holds the pod; once admitted, the verdict below applies")
     elif pending:
         print("  scheduler: no FailedScheduling event or PodScheduled condition yet (not tried, or the events "
               "expired: they are kept 1 h by default)")

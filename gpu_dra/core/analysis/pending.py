@@ -22,6 +22,7 @@ from gpu_dra.core.analysis.pods import ClusterNode, PodReport, PodSpec, explain_
 from gpu_dra.core.data import mapping
 from gpu_dra.core.dra.claims import InUse, ResourceClaim
 from gpu_dra.core.dra.scheduling import why_not_on
+from gpu_dra.core.facts import kueue
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,72 @@ class SchedulerVerdict:
 
     def as_dict(self) -> dict[str, Any]:
         return {"message": self.message, "count": self.count, "last": self.last, "source": self.source}
+
+
+@dataclass(frozen=True)
+class QueueHold:
+    """A Pending pod Kueue holds at its admission gate: the scheduler does not try it until Kueue admits its
+    Workload. What the Workload says: its name, the pod's LocalQueue, and why its quota is not reserved."""
+
+    workload: str  # namespace/name, "" where no Workload of the pod was read
+    queue: str  # the LocalQueue the pod names
+    reason: str  # the QuotaReserved condition's reason (Pending, Inadmissible, ...), or ""
+    message: str
+
+    def words(self) -> str:
+        queue = f" in queue {self.queue}" if self.queue else ""
+        if not self.workload:
+            return (f"held by Kueue{queue} (scheduling gate {kueue.ADMISSION_GATE}); no Kueue Workload of it was read: "
+                    "Kueue has not created one yet, or its Workloads could not be listed (see the notes)")
+        why = f"quota not reserved ({self.reason}): {self.message}" if self.message else "not admitted yet"
+        return f"held by Kueue{queue}: Workload {self.workload}: {why}"
+
+    def as_dict(self) -> dict[str, str]:
+        return {"workload": self.workload, "queue": self.queue, "reason": self.reason, "message": self.message}
+
+
+def queue_holds(objects: Iterable[Mapping[str, Any]]) -> dict[str, QueueHold]:
+    """Per Pending pod (namespace/name) gated by Kueue, what its Workload says. A plain pod's Workload is owned by it
+    (a controller ownerReference to the pod) and labelled with its UID (kueue@v0.19.2:pkg/controller/jobframework/
+    reconciler.go:1606-1633); quota not reserved is its QuotaReserved=False condition, reason Pending or Inadmissible
+    and Kueue's message (pkg/scheduler/flavorassigner/flavorassigner.go:228-245, workload_controller.go:431-494)."""
+    objects = list(objects)
+    workloads: dict[str, Mapping[str, Any]] = {}
+    for obj in objects:
+        if obj.get("kind") != "Workload":
+            continue
+        meta = mapping(obj.get("metadata"))
+        owners = [mapping(o).get("uid") for o in meta.get("ownerReferences") or [] if mapping(o).get("kind") == "Pod"]
+        for uid in [*owners, mapping(meta.get("labels")).get(kueue.JOB_UID_LABEL)]:
+            if isinstance(uid, str) and uid:
+                workloads[uid] = obj
+    holds = {}
+    for obj in objects:
+        spec = mapping(obj.get("spec"))
+        gates = [mapping(g).get("name") for g in spec.get("schedulingGates") or []]
+        if obj.get("kind") != "Pod" or kueue.ADMISSION_GATE not in gates:
+            continue
+        meta = mapping(obj.get("metadata"))
+        queue = str(mapping(meta.get("labels")).get(kueue.QUEUE_NAME_LABEL) or "")
+        workload = workloads.get(str(meta.get("uid") or ""))
+        if workload is None:
+            holds[_name(obj)] = QueueHold("", queue, "", "")
+            continue
+        reserved = next((mapping(c) for c in mapping(workload.get("status")).get("conditions") or []
+                         if mapping(c).get("type") == "QuotaReserved"), {})
+        waiting = reserved if reserved.get("status") != "True" else {}  # reserved: admission checks remain
+        queue = queue or str(mapping(workload.get("spec")).get("queueName") or "")
+        holds[_name(obj)] = QueueHold(_name(workload), queue, str(waiting.get("reason") or ""),
+                                      str(waiting.get("message") or "").strip())
+    return holds
+
+
+def queue_hint(report: PodReport) -> str:
+    """What lets a pod Kueue holds run: quota in its queue, and then devices for its claims."""
+    then = (f"then its claims are allocatable on {report.node}" if report.allocatable else
+            f"even then its claims are not allocatable: {report.reason}")
+    return ("Kueue admits it once its queue has the quota: devices freed in the team's queue, more lent by its "
+            f"cohort, or a larger queue.nominalQuota in the team file; {then}")
 
 
 def _name(obj: Mapping[str, Any]) -> str:

@@ -73,6 +73,9 @@ EXCLUDED_PREFIXES = ("cpu", "memory", "ephemeral-storage", "hugepages-")
 # until admitted (pkg/controller/jobs/pod/constants/constants.go:24).
 QUEUE_NAME_LABEL = "kueue.x-k8s.io/queue-name"
 ADMISSION_GATE = "kueue.x-k8s.io/admission"
+# A plain pod's Workload is owned by the pod and labelled with its UID (pkg/controller/jobframework/reconciler.go:
+# 1606-1633).
+JOB_UID_LABEL = "kueue.x-k8s.io/job-uid"
 
 # Kubernetes: the DRA integration needs resource.k8s.io/v1, 1.34 or later (site/content/en/docs/concepts/
 # dynamic_resource_allocation.md:34-37); the release's CI runs 1.34 to 1.36 (hack/make/test.mk:53-54).
