@@ -65,6 +65,9 @@ CONTEXT_SCHEMA = PolicyConfigSchema(properties={
                         "description": "The namespaces of the teams the stack grants admin access"},
     "platformKeys": {"type": "array", "items": {"type": "object"},
                      "description": "Keys only the platform may set, found in team files: team, teamFile, line, key"},
+    "replacedTemplates": {"type": "array", "items": {"type": "object"},
+                          "description": "The queued teams' claim templates changed under their names since the base "
+                                         "of the change: team, template, teamFile, line"},
     "upgradeFindings": {"type": "array", "items": {"type": "object"},
                         "description": "What moving the stack's versions since the base of the change does, as "
                                        "`gpu-dra check --base` judges it: change, command, rule, severity, message, "

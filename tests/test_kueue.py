@@ -5,6 +5,8 @@ rendered objects are checked against."""
 
 from __future__ import annotations
 
+import json
+import subprocess
 from typing import Any
 
 import pytest
@@ -17,9 +19,11 @@ from gpu_dra.core.facts import kueue
 from gpu_dra.core.render import kueue as render
 
 from .conftest import ROOT, Project
+from .test_cli import gpu_dra
 from .test_config import _problems, _problems_of
 from .test_program import program
 from .test_schema_valid import _kueue_validator
+from .test_team_namespaces import _committed
 
 SAMPLES = ROOT / "tests" / "data" / "kueue"
 
@@ -161,3 +165,43 @@ def test_too_many_classes_for_kueues_mappings(project: Project) -> None:
                                                         **{c["name"]: 1 for c in classes}}})
     (found,) = [p for p in _problems_of(project, "staging") if "maps at most 16" in p.message]
     assert found.path == "gpu-dra:kueue" and found.line
+
+
+# ------------------------------------------------------------------------------------------------ on a pull request
+def _check(project: Project, stack: str) -> tuple[int, list[dict[str, Any]]]:
+    result = gpu_dra("check", "--stack", stack, "--format", "json", "--base", "main", cwd=project.root)
+    assert result.returncode in (0, 1), result.stderr
+    (report,) = json.loads(result.stdout)["stacks"]
+    return result.returncode, [v for v in report["violations"] if v["policy"] == "kueue-template-replaced"]
+
+
+def _more_devices(team: dict[str, Any]) -> None:
+    team["claimTemplates"][1]["requests"][0]["count"] = 2  # l40s: one L40S -> two
+
+
+def test_a_queued_template_changed_under_its_name_is_flagged(project: Project) -> None:
+    _committed(project)
+    project.edit("stacks/teams/inference.yaml", _more_devices)
+    _, found = _check(project, "staging")
+    (replaced,) = found
+    assert replaced["file"] == "stacks/teams/inference.yaml" and replaced["line"]
+    assert "template l40s changes under the same name" in replaced["message"]
+    assert "kubernetes-sigs/kueue#13842" in replaced["message"]
+
+
+def test_the_same_change_where_the_team_does_not_queue_is_not(project: Project) -> None:
+    """prod hosts inference without Kueue: its hard quota charges the claims as they are made."""
+    _committed(project)
+    project.edit("stacks/teams/inference.yaml", _more_devices)
+    assert _check(project, "prod")[1] == []
+    project.edit("stacks/teams/inference.yaml", lambda team: team["claimTemplates"][1].update(
+        description="two L40S"))  # a description is no spec: renaming is not needed for it
+    _committed_again(project)
+    project.edit("stacks/teams/inference.yaml", lambda team: team["claimTemplates"][1].update(
+        description="two L40S, for larger models"))
+    assert _check(project, "staging")[1] == []
+
+
+def _committed_again(project: Project) -> None:
+    for args in (["add", "-A"], ["-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "next"]):
+        subprocess.run(["git", "-C", str(project.root), *args], check=True, capture_output=True)

@@ -88,3 +88,15 @@ def versions_at(root: Path, ref: str, stack: str) -> dict[str, str]:
     chart = driver.get("chart") if isinstance(driver, Mapping) else None
     found["driver"] = f"{chart or ChartName.dra_driver_nvidia_gpu.value}@{found['driver']}"  # the default line's
     return found
+
+
+def templates_at(root: Path, ref: str, stack: str) -> dict[tuple[str, str], Any]:
+    """(team, template) -> the template as its team file wrote it at `ref`, for the teams the stack hosted there."""
+    config = _mapping(_show(root, ref, f"stacks/Pulumi.{stack}.yaml")).get("config")
+    hosted = config.get("gpu-dra:teams") if isinstance(config, Mapping) else None
+    found: dict[tuple[str, str], Any] = {}
+    for team in hosted if isinstance(hosted, Mapping) else {}:
+        for template in _mapping(_show(root, ref, f"stacks/teams/{team}.yaml")).get("claimTemplates") or []:
+            if isinstance(template, Mapping) and template.get("name"):
+                found[(str(team), str(template["name"]))] = template
+    return found

@@ -27,7 +27,7 @@ from pulumi_policy import policy as policy_module
 from pulumi_policy.policy import _PolicyAnalyzerServicer
 
 from gpu_dra import __version__
-from gpu_dra.cli.base_ref import namespaces_at, versions_at
+from gpu_dra.cli.base_ref import namespaces_at, templates_at, versions_at
 from gpu_dra.cli.inputs import input_files, read_inputs
 from gpu_dra.cli.offline import ProgramRun, run_program
 from gpu_dra.cli.process import UsageError
@@ -44,10 +44,12 @@ from gpu_dra.core.config.loader import (
     team_file,
 )
 from gpu_dra.core.config.models import Stack, Team
+from gpu_dra.core.config.queue_rules import queued_teams
 from gpu_dra.core.dra.claims import parse_device_class
 from gpu_dra.core.facts.pulumi_types import CHART
 from gpu_dra.core.facts.target import Platform
 from gpu_dra.core.findings import CONFIG, ERROR, NOT_JUDGED, WARNING, ConfigError, Finding
+from gpu_dra.core.policy import queues as queue_rules
 from gpu_dra.core.policy import upgrades as upgrades_rules
 from gpu_dra.core.policy.engine import EngineResource, Registered, engine_view
 from gpu_dra.core.policy.legacy_workloads import NamedManifest, WorkloadsEntry, needing_device_plugin
@@ -111,7 +113,8 @@ def _read_team_files(root: Path, stack: Stack) -> dict[str, SourceFile]:
 
 def pack_config(stack: Stack, root: Path | None = None, team_files: Mapping[str, SourceFile] | None = None,
                 namespaces_before: list[dict[str, Any]] | None = None,
-                upgrades: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+                upgrades: list[dict[str, Any]] | None = None,
+                replaced: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """Per-policy config for `--policy-pack-config`: each rule's enforcement and the stack facts no resource
     carries in the engine (the Chart component has no inputs or outputs there; the cluster's version sits on a child
     a resource policy of a DeviceClass cannot see; the workloads teams name live in files, not in the stack).
@@ -171,6 +174,8 @@ def pack_config(stack: Stack, root: Path | None = None, team_files: Mapping[str,
     if upgrades:
         for rule in (upgrades_rules.SAFE, upgrades_rules.REPORTED):
             sections[rule]["upgradeFindings"] = upgrades
+    if replaced:
+        sections[queue_rules.REPLACED]["replacedTemplates"] = replaced
     if stack.platform_keys:
         sections["team-file-platform-keys"]["platformKeys"] = [
             {"team": k.team, "teamFile": k.file, "line": k.line, "key": k.key} for k in stack.platform_keys]
@@ -314,6 +319,31 @@ def transformed(view: list[EngineResource], chart_transform: bool) -> list[Engin
     return out
 
 
+def replaced_since(root: Path, base: str, loaded: LoadedStack) -> list[dict[str, Any]]:
+    """The claim templates of the stack's queued teams (Kueue) whose spec changed since `base` under the same name:
+    gpu-dra replaces such a template, and Kueue may charge a workload from the old one (kueue_rules.REPLACED)."""
+    before = templates_at(root, base, loaded.stack.name)
+    found = []
+    for team in queued_teams(loaded.stack.config, loaded.stack.teams):
+        source = loaded.teams.get(team.name)
+        if source is None or not isinstance(source.located.data, dict):
+            continue
+        written = source.located.data.get("claimTemplates")
+        for index, template in enumerate(written if isinstance(written, list) else []):
+            if not isinstance(template, dict):
+                continue
+            old = before.get((team.name, str(template.get("name"))))
+            if old is not None and _spec(old) != _spec(template):
+                found.append({"team": team.name, "template": str(template.get("name")), "teamFile": source.file,
+                              "line": source.located.line(("claimTemplates", index))})
+    return found
+
+
+def _spec(template: Mapping[str, Any]) -> Any:
+    """What makes a template's ResourceClaimTemplate spec: all it says but its description."""
+    return {k: v for k, v in template.items() if k != "description"}
+
+
 def upgrades_since(root: Path, base: str, loaded: LoadedStack) -> list[dict[str, Any]]:
     """What moving each version the stack names (Kubernetes, driver chart, Karpenter) from the base's to today's
     does, as `gpu-dra upgrade` judges it, with the team files' workloads: its findings as the pack config carries
@@ -355,7 +385,8 @@ def check_stack(root: Path, name: str, extra_config: dict[str, Any] | None = Non
     loaded = build_loaded_stack(root, name, values, located, team_files)
     stack = loaded.stack
     config = pack_config(stack, root, loaded.teams, None if base is None else namespaces_at(root, base, name),
-                         None if base is None else upgrades_since(root, base, loaded))
+                         None if base is None else upgrades_since(root, base, loaded),
+                         None if base is None else replaced_since(root, base, loaded))
     for rule_name, overrides in (extra_config or {}).items():
         config.setdefault(rule_name, {}).update(overrides)
     environment = stack.config.environment.value

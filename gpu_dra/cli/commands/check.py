@@ -64,7 +64,8 @@ def run(args: argparse.Namespace) -> int:
         loaded = build_loaded_stack(root, stacks[0], *stack_values(root, stacks[0]))
         before = None if args.base is None else namespaces_at(root, args.base, stacks[0])
         upgrades = None if args.base is None else check.upgrades_since(root, args.base, loaded)
-        print(json.dumps(check.pack_config(loaded.stack, root, loaded.teams, before, upgrades), indent=2,
+        replaced = None if args.base is None else check.replaced_since(root, args.base, loaded)
+        print(json.dumps(check.pack_config(loaded.stack, root, loaded.teams, before, upgrades, replaced), indent=2,
                          sort_keys=True))
         return EXIT_OK
     # every stack checked, each broken one named with its config mistakes

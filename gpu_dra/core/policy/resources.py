@@ -145,6 +145,9 @@ class Context:
     # What moving the stack's versions since the base of the change does ({change, command, rule, severity, message,
     # fix, file, line, object}), as `gpu-dra check --base` writes them (policy/upgrades.py); empty without a base.
     upgrade_findings: list[Mapping[str, Any]] = field(default_factory=list)
+    # The queued teams' templates changed under their names since the base of the change ({team, template,
+    # teamFile, line}), as `gpu-dra check --base` writes them (policy/queues.py); empty without a base.
+    replaced_templates: list[Mapping[str, Any]] = field(default_factory=list)
 
     def pool_specs(self) -> list[GroupSpec]:
         return [GroupSpec(str(p["name"]), str(p.get("instanceType") or ""), int(p.get("maxNodes") or 0),
@@ -217,7 +220,8 @@ def context_from(config: Mapping[str, Any]) -> Context:
                    frozenset(str(g) for g in groups) if isinstance(groups := config.get("allowReplacement"), list)
                    else frozenset(),
                    _launched_pools(config.get("karpenter"), config.get("autoMode")),
-                   [f for f in config.get("upgradeFindings") or [] if isinstance(f, Mapping) and "rule" in f])
+                   [f for f in config.get("upgradeFindings") or [] if isinstance(f, Mapping) and "rule" in f],
+                   [t for t in config.get("replacedTemplates") or [] if isinstance(t, Mapping) and "template" in t])
 
 
 def _launched_pools(karpenter: Any, auto_mode: Any) -> tuple[LaunchedPool, ...]:
