@@ -205,3 +205,26 @@ def test_the_same_change_where_the_team_does_not_queue_is_not(project: Project) 
 def _committed_again(project: Project) -> None:
     for args in (["add", "-A"], ["-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "next"]):
         subprocess.run(["git", "-C", str(project.root), *args], check=True, capture_output=True)
+
+
+def _mappings_changed(project: Project, stack: str = "staging") -> list[dict[str, Any]]:
+    result = gpu_dra("check", "--stack", stack, "--format", "json", "--base", "main", cwd=project.root)
+    assert result.returncode in (0, 1), result.stderr
+    (report,) = json.loads(result.stdout)["stacks"]
+    return [v for v in report["violations"] if v["policy"] == "kueue-mappings-changed"]
+
+
+def test_a_new_class_in_a_queue_says_what_the_restart_does(project: Project) -> None:
+    _committed(project)
+    _team_queue(project, "inference", {"nominalQuota": {"gpu.nvidia.com": 4, "gpu-l40s": 8, "gpu-a100": 2},
+                                       "lendingLimit": {"gpu-l40s": 4}})
+    (changed,) = _mappings_changed(project)
+    assert changed["enforcement"] == "advisory"
+    assert "Kueue's device class mappings change (maps gpu-a100 now)" in changed["message"]
+    assert "kubernetes-sigs/kueue#13969" in changed["message"]
+
+
+def test_quota_that_keeps_the_classes_changes_no_mapping(project: Project) -> None:
+    _committed(project)
+    _team_queue(project, "inference", {"nominalQuota": {"gpu.nvidia.com": 2, "gpu-l40s": 8}})
+    assert _mappings_changed(project) == []

@@ -181,6 +181,8 @@ CASES = [
     case("a queued team's template changed under its name", "kueue-template-replaced", lambda r: r, "", "",
          config={"replacedTemplates": [{"team": "inference", "template": "l40s", "line": 20.0,
                                         "teamFile": "stacks/teams/inference.yaml"}]}),
+    case("the classes Kueue maps change since the base", "kueue-mappings-changed", lambda r: r, "", "",
+         config={"mappingChange": {"added": ["gpu-a100"], "removed": []}}),
     case("an upgrade since the base that strands a template", "upgrade-safe", lambda r: r, "", "",
          config={"upgradeFindings": [{"change": "Kubernetes 1.35 -> 1.36 since main", "rule": "upgrade-verdict",
                                       "severity": "error", "message": "NOT allocatable at 1.36",

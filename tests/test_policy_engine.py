@@ -139,11 +139,11 @@ def test_every_case_is_still_caught_with_an_unknown_launch_template(case: Case) 
 
 # The stack rules that read the Kubernetes objects, unknown in a first preview; legacy-workloads-placed reads only the
 # node groups' declared labels, size and instance types, known then, and team-file-platform-keys, upgrade-safe,
-# upgrade-reported and kueue-template-replaced only the pack config. Less those, and dra-claim-provisionable, which
+# upgrade-reported and the kueue rules only the pack config. Less those, and dra-claim-provisionable, which
 # judges only a stack with Karpenter NodePools (happy_resources has none).
 STACK_RULES_OF_KUBERNETES_STATE = {rule.name for rule in policy.RULES if rule.stack} - {
     "legacy-workloads-placed", "team-file-platform-keys", "dra-claim-provisionable", "upgrade-safe",
-    "upgrade-reported", "kueue-template-replaced"}
+    "upgrade-reported", "kueue-template-replaced", "kueue-mappings-changed"}
 
 
 def test_a_first_preview_still_runs_every_resource_rule() -> None:

@@ -100,3 +100,20 @@ def templates_at(root: Path, ref: str, stack: str) -> dict[tuple[str, str], Any]
             if isinstance(template, Mapping) and template.get("name"):
                 found[(str(team), str(template["name"]))] = template
     return found
+
+
+def mapped_classes_at(root: Path, ref: str, stack: str) -> list[str] | None:
+    """The DeviceClasses the stack's Kueue configuration mapped at `ref` (every class a hosted team's queue had quota
+    of, the stack's own queue for a team first), or None where the stack ran no Kueue there."""
+    config = _mapping(_show(root, ref, f"stacks/Pulumi.{stack}.yaml")).get("config")
+    if not isinstance(config, Mapping) or not isinstance(config.get("gpu-dra:kueue"), Mapping):
+        return None
+    hosted = config.get("gpu-dra:teams")
+    classes: set[str] = set()
+    for team, hosting in hosted.items() if isinstance(hosted, Mapping) else ():
+        queue = hosting.get("queue") if isinstance(hosting, Mapping) else None
+        if not isinstance(queue, Mapping):
+            queue = _mapping(_show(root, ref, f"stacks/teams/{team}.yaml")).get("queue")
+        nominal = queue.get("nominalQuota") if isinstance(queue, Mapping) else None
+        classes |= {str(name) for name in nominal} if isinstance(nominal, Mapping) else set()
+    return sorted(classes)

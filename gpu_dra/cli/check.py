@@ -27,7 +27,7 @@ from pulumi_policy import policy as policy_module
 from pulumi_policy.policy import _PolicyAnalyzerServicer
 
 from gpu_dra import __version__
-from gpu_dra.cli.base_ref import namespaces_at, templates_at, versions_at
+from gpu_dra.cli.base_ref import mapped_classes_at, namespaces_at, templates_at, versions_at
 from gpu_dra.cli.inputs import input_files, read_inputs
 from gpu_dra.cli.offline import ProgramRun, run_program
 from gpu_dra.cli.process import UsageError
@@ -44,7 +44,7 @@ from gpu_dra.core.config.loader import (
     team_file,
 )
 from gpu_dra.core.config.models import Stack, Team
-from gpu_dra.core.config.queue_rules import queued_teams
+from gpu_dra.core.config.queue_rules import mapped_classes, queued_teams
 from gpu_dra.core.dra.claims import parse_device_class
 from gpu_dra.core.facts.pulumi_types import CHART
 from gpu_dra.core.facts.target import Platform
@@ -114,7 +114,8 @@ def _read_team_files(root: Path, stack: Stack) -> dict[str, SourceFile]:
 def pack_config(stack: Stack, root: Path | None = None, team_files: Mapping[str, SourceFile] | None = None,
                 namespaces_before: list[dict[str, Any]] | None = None,
                 upgrades: list[dict[str, Any]] | None = None,
-                replaced: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+                replaced: list[dict[str, Any]] | None = None,
+                mapping_change: dict[str, Any] | None = None) -> dict[str, Any]:
     """Per-policy config for `--policy-pack-config`: each rule's enforcement and the stack facts no resource
     carries in the engine (the Chart component has no inputs or outputs there; the cluster's version sits on a child
     a resource policy of a DeviceClass cannot see; the workloads teams name live in files, not in the stack).
@@ -176,6 +177,8 @@ def pack_config(stack: Stack, root: Path | None = None, team_files: Mapping[str,
             sections[rule]["upgradeFindings"] = upgrades
     if replaced:
         sections[queue_rules.REPLACED]["replacedTemplates"] = replaced
+    if mapping_change:
+        sections[queue_rules.MAPPINGS]["mappingChange"] = mapping_change
     if stack.platform_keys:
         sections["team-file-platform-keys"]["platformKeys"] = [
             {"team": k.team, "teamFile": k.file, "line": k.line, "key": k.key} for k in stack.platform_keys]
@@ -319,6 +322,17 @@ def transformed(view: list[EngineResource], chart_transform: bool) -> list[Engin
     return out
 
 
+def mappings_since(root: Path, base: str, stack: Stack) -> dict[str, Any] | None:
+    """The classes Kueue's configuration maps that the change adds and removes since `base`, or None where none
+    change (or the stack runs Kueue neither there nor here)."""
+    before = mapped_classes_at(root, base, stack.name)
+    now = mapped_classes(stack.config, stack.teams) if stack.config.kueue is not None else None
+    if before is None or now is None:  # Kueue installed or removed: no controller to restart
+        return None
+    added, removed = sorted(set(now) - set(before)), sorted(set(before) - set(now))
+    return {"added": added, "removed": removed} if added or removed else None
+
+
 def replaced_since(root: Path, base: str, loaded: LoadedStack) -> list[dict[str, Any]]:
     """The claim templates of the stack's queued teams (Kueue) whose spec changed since `base` under the same name:
     gpu-dra replaces such a template, and Kueue may charge a workload from the old one (kueue_rules.REPLACED)."""
@@ -386,7 +400,8 @@ def check_stack(root: Path, name: str, extra_config: dict[str, Any] | None = Non
     stack = loaded.stack
     config = pack_config(stack, root, loaded.teams, None if base is None else namespaces_at(root, base, name),
                          None if base is None else upgrades_since(root, base, loaded),
-                         None if base is None else replaced_since(root, base, loaded))
+                         None if base is None else replaced_since(root, base, loaded),
+                         None if base is None else mappings_since(root, base, loaded.stack))
     for rule_name, overrides in (extra_config or {}).items():
         config.setdefault(rule_name, {}).update(overrides)
     environment = stack.config.environment.value

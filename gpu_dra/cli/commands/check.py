@@ -65,8 +65,9 @@ def run(args: argparse.Namespace) -> int:
         before = None if args.base is None else namespaces_at(root, args.base, stacks[0])
         upgrades = None if args.base is None else check.upgrades_since(root, args.base, loaded)
         replaced = None if args.base is None else check.replaced_since(root, args.base, loaded)
-        print(json.dumps(check.pack_config(loaded.stack, root, loaded.teams, before, upgrades, replaced), indent=2,
-                         sort_keys=True))
+        mappings = None if args.base is None else check.mappings_since(root, args.base, loaded.stack)
+        print(json.dumps(check.pack_config(loaded.stack, root, loaded.teams, before, upgrades, replaced, mappings),
+                         indent=2, sort_keys=True))
         return EXIT_OK
     # every stack checked, each broken one named with its config mistakes
     found, broken = check.check_stacks(root, stacks, first_preview=args.first_preview, jobs=args.jobs, base=args.base)

@@ -148,6 +148,9 @@ class Context:
     # The queued teams' templates changed under their names since the base of the change ({team, template,
     # teamFile, line}), as `gpu-dra check --base` writes them (policy/queues.py); empty without a base.
     replaced_templates: list[Mapping[str, Any]] = field(default_factory=list)
+    # The classes Kueue's configuration maps that the change adds and removes ({added, removed}), as `gpu-dra check
+    # --base` writes them (policy/queues.py); None without a base or a change.
+    mapping_change: Mapping[str, Any] | None = None
 
     def pool_specs(self) -> list[GroupSpec]:
         return [GroupSpec(str(p["name"]), str(p.get("instanceType") or ""), int(p.get("maxNodes") or 0),
@@ -221,7 +224,8 @@ def context_from(config: Mapping[str, Any]) -> Context:
                    else frozenset(),
                    _launched_pools(config.get("karpenter"), config.get("autoMode")),
                    [f for f in config.get("upgradeFindings") or [] if isinstance(f, Mapping) and "rule" in f],
-                   [t for t in config.get("replacedTemplates") or [] if isinstance(t, Mapping) and "template" in t])
+                   [t for t in config.get("replacedTemplates") or [] if isinstance(t, Mapping) and "template" in t],
+                   change if isinstance(change := config.get("mappingChange"), Mapping) else None)
 
 
 def _launched_pools(karpenter: Any, auto_mode: Any) -> tuple[LaunchedPool, ...]:
