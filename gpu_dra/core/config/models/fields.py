@@ -35,6 +35,15 @@ def dns_subdomain(value: str) -> str:
     return value
 
 
+def devices_per_class(values: dict[str, int]) -> dict[str, int]:
+    """A count of devices per DeviceClass (a quota, a queue's limits): each name a class name, each count >= 0."""
+    for name, count in values.items():
+        dns_subdomain(name)
+        if count < 0:
+            raise ValueError(f"{name}: must be >= 0")
+    return values
+
+
 def _quantity(value: str) -> str:
     try:
         parse_quantity(value)

@@ -9,7 +9,7 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from gpu_dra.core.config.models.base import Model, raise_field_errors
-from gpu_dra.core.config.models.fields import DnsLabel, dns_subdomain
+from gpu_dra.core.config.models.fields import DnsLabel, devices_per_class
 from gpu_dra.core.facts import kueue
 
 KueueVersion = Literal[kueue.VERSIONS]  # type: ignore[valid-type]
@@ -25,14 +25,6 @@ class Kueue(Model):
     cohort: DnsLabel = Field(default="gpu", description="The cohort the teams' ClusterQueues share, so that one "
                                                         "team borrows what another does not use (a team's queue may "
                                                         "name its own)")
-
-
-def _counts(values: dict[str, int]) -> dict[str, int]:
-    for name, count in values.items():
-        dns_subdomain(name)
-        if count < 0:
-            raise ValueError(f"{name}: must be >= 0")
-    return values
 
 
 class Queue(Model):
@@ -52,7 +44,7 @@ class Queue(Model):
     @field_validator("nominal_quota", "borrowing_limit", "lending_limit")
     @classmethod
     def _per_class(cls, values: dict[str, int]) -> dict[str, int]:
-        return _counts(values)
+        return devices_per_class(values)
 
     @model_validator(mode="after")
     def _limits(self) -> Queue:

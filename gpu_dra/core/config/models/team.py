@@ -6,7 +6,7 @@ from pydantic import Field, field_validator, model_validator
 from pydantic.json_schema import SkipJsonSchema
 
 from gpu_dra.core.config.models.base import Model, raise_field_errors
-from gpu_dra.core.config.models.fields import Description, DnsLabel, RepositoryPath, dns_subdomain
+from gpu_dra.core.config.models.fields import Description, DnsLabel, RepositoryPath, devices_per_class
 from gpu_dra.core.config.models.kueue import Queue
 from gpu_dra.core.config.models.templates import MAX_TEMPLATES_PER_TEAM, ClaimTemplate
 from gpu_dra.core.dra import metadata
@@ -24,11 +24,7 @@ class Quota(Model):
     @field_validator("devices")
     @classmethod
     def _devices(cls, values: dict[str, int]) -> dict[str, int]:
-        for name, count in values.items():
-            dns_subdomain(name)
-            if count < 0:
-                raise ValueError(f"{name}: must be >= 0")
-        return values
+        return devices_per_class(values)
 
 
 class Namespace(Model):
