@@ -129,9 +129,9 @@ def test_borrowing_counts_what_the_cohort_lends(project: Project) -> None:
 
 def test_a_hard_quota_below_the_queue_contradicts_it(project: Project) -> None:
     _team_queue(project, "inference", {"nominalQuota": {"gpu.nvidia.com": 4, "gpu-l40s": 20}})
-    (found,) = [p for p in _problems_of(project, "staging") if "below the queue's nominalQuota" in p.message]
+    (found,) = [p for p in _problems_of(project, "staging") if "below what the queue can hold" in p.message]
     assert (found.file, found.path) == ("stacks/teams/inference.yaml", "quota.devices.gpu-l40s")
-    assert "caps gpu-l40s at 16, below the queue's nominalQuota (20)" in found.message
+    assert "caps gpu-l40s at 16, below what the queue can hold (20" in found.message
 
 
 @pytest.mark.parametrize(("queue", "words"), [
@@ -228,3 +228,29 @@ def test_quota_that_keeps_the_classes_changes_no_mapping(project: Project) -> No
     _committed(project)
     _team_queue(project, "inference", {"nominalQuota": {"gpu.nvidia.com": 2, "gpu-l40s": 8}})
     assert _mappings_changed(project) == []
+
+
+def test_a_queue_for_a_class_the_stack_does_not_have(project: Project) -> None:
+    _team_queue(project, "inference", {"nominalQuota": {"gpu.nvidia.com": 4, "gpu-l40s": 8, "gpu-typo": 1}})
+    (found,) = [p for p in _problems_of(project, "staging") if "no DeviceClass gpu-typo" in p.message]
+    assert found.path == "queue.nominalQuota.gpu-typo" and found.line
+
+
+def test_a_hard_quota_below_what_borrowing_adds_contradicts_it(project: Project) -> None:
+    """inference holds 8 L40S of its own and, without a borrowing limit, may borrow all a second team lends: 8 + 16
+    above its hard 16."""
+    (project.root / "stacks" / "teams" / "lender.yaml").write_text(yaml.safe_dump({
+        "name": "lender", "queue": {"nominalQuota": {"gpu-l40s": 16}}}))
+    project.edit_stack("staging", lambda config: config["gpu-dra:teams"].update({"lender": {}}))
+    load_stack(project.root, "staging")  # inference's own borrowingLimit (8) keeps it at its hard quota
+    _team_queue(project, "inference", {"nominalQuota": {"gpu.nvidia.com": 4, "gpu-l40s": 8}})
+    (found,) = [p for p in _problems_of(project, "staging") if "below what the queue can hold" in p.message]
+    assert "caps gpu-l40s at 16, below what the queue can hold (24" in found.message
+
+
+def test_a_selector_change_is_no_replaced_template(project: Project) -> None:
+    """Kueue charges a template's classes and counts: a selector change under the same name charges the same."""
+    _committed(project)
+    project.edit("stacks/teams/inference.yaml", lambda team: team["claimTemplates"][0]["requests"][0]["match"].update(
+        {"minMemory": "40Gi"}))
+    assert _check(project, "staging")[1] == []

@@ -105,3 +105,20 @@ def test_a_cluster_without_kueue_is_a_note(without_kueue: FakeApiServer, tmp_pat
     assert any("serves no workloads in kueue.x-k8s.io/v1beta2 (HTTP 404): Kueue is not installed" in n
                for n in document["notes"])
     assert {p["pod"] for p in document["pods"]} >= {"ml/trainer-0", "ml/queued-0"}
+
+
+def test_an_inadmissible_workload_is_to_be_recreated(tmp_path: Path) -> None:
+    """Kueue does not admit a Workload it found inadmissible again once the cause is fixed (kubernetes-sigs/kueue
+    #13969): the hint says to recreate it, not to wait for quota."""
+    collections = cluster()
+    collections["/api/v1/pods"] = [*collections["/api/v1/pods"], _queued("queued-0")]
+    stuck = _workload("queued-0")
+    stuck["status"]["conditions"] = [{"type": "QuotaReserved", "status": "False", "reason": "Inadmissible",
+                                      "message": "DeviceClass gpu.nvidia.com is not mapped in DRA configuration for "
+                                                 "podset main"}]
+    collections[WORKLOADS] = [stuck]
+    for api in FakeApiServer(collections=collections).serve():
+        text = _explain(api, tmp_path, "--pod", "ml/queued-0").stdout
+        assert "quota not reserved (Inadmissible): DeviceClass gpu.nvidia.com is not mapped" in text
+        assert "=> Kueue will not admit it as it is: fix what its message says, then a workload Kueue found " \
+               "inadmissible" in text and "delete and recreate it" in text

@@ -354,8 +354,16 @@ def replaced_since(root: Path, base: str, loaded: LoadedStack) -> list[dict[str,
 
 
 def _spec(template: Mapping[str, Any]) -> Any:
-    """What makes a template's ResourceClaimTemplate spec: all it says but its description."""
-    return {k: v for k, v in template.items() if k != "description"}
+    """What Kueue charges of a template as written: per request its class, allocation mode and count (and its
+    alternatives'); a selector or a description changes no charge."""
+    def charged(request: Any) -> Any:
+        if not isinstance(request, Mapping):
+            return request
+        alternatives = request.get("firstAvailable")
+        return (request.get("deviceClass"), request.get("allocationMode", "ExactCount"), request.get("count", 1),
+                [charged(a) for a in alternatives] if isinstance(alternatives, list) else None)
+    requests = template.get("requests")
+    return [charged(r) for r in requests] if isinstance(requests, list) else requests
 
 
 def upgrades_since(root: Path, base: str, loaded: LoadedStack) -> list[dict[str, Any]]:

@@ -156,7 +156,7 @@ def run(args: argparse.Namespace) -> int:
     said = scheduler_verdicts(objects) if pending else {}
     held = queue_holds(objects) if pending else {}
     free = untainted(nodes)
-    advice = {pod.name: [queue_hint(report)] if pod.name in held else
+    advice = {pod.name: [queue_hint(report, held[pod.name])] if pod.name in held else
               hints(pod, report, everything, devices, explainer, in_use, nodes, free)
               for pod, report in zip(pods, pod_reports, strict=True)} if pending else {}
     _name_files(list(zip(claims, reports, strict=True)), everything, objects, files, args.stack)

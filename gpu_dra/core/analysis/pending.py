@@ -96,10 +96,13 @@ def queue_holds(objects: Iterable[Mapping[str, Any]]) -> dict[str, QueueHold]:
     return holds
 
 
-def queue_hint(report: PodReport) -> str:
-    """What lets a pod Kueue holds run: quota in its queue, and then devices for its claims."""
+def queue_hint(report: PodReport, hold: QueueHold) -> str:
+    """What lets a pod Kueue holds run: for an inadmissible Workload, its cause fixed and the pod recreated; else
+    quota in its queue; and then devices for its claims."""
     then = (f"then its claims are allocatable on {report.node}" if report.allocatable else
             f"even then its claims are not allocatable: {report.reason}")
+    if hold.reason == "Inadmissible":
+        return f"Kueue will not admit it as it is: fix what its message says, then {kueue.STUCK_INADMISSIBLE}; {then}"
     return ("Kueue admits it once its queue has the quota: devices freed in the team's queue, more lent by its "
             f"cohort, or a larger queue.nominalQuota in the team file; {then}")
 

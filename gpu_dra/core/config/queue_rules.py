@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from gpu_dra.core.config.models import AllocationCount, ClaimTemplate, StackConfig, Team
 from gpu_dra.core.dra import metadata
 from gpu_dra.core.dra.claims import device_quota_name
-from gpu_dra.core.facts import kueue
+from gpu_dra.core.facts import kueue, nvidia
 from gpu_dra.core.yamlsource import Loc
 
 
@@ -64,6 +64,8 @@ def queue_problems(config: StackConfig, teams: Sequence[Team]) -> list[QueueProb
     queued = queued_teams(config, teams)
     problems: list[QueueProblem] = []
     classes = mapped_classes(config, teams)
+    declared = {c.name for c in config.device_classes} | (set(nvidia.CHART_DEVICE_CLASSES)
+                                                         if config.installs_driver_chart else set())
     if len(classes) > kueue.MAX_MAPPINGS:
         problems.append(QueueProblem(None, (), f"the teams' queues ration {len(classes)} DeviceClasses; Kueue "
                                               f"{config.kueue.version if config.kueue else ''} maps at most "
@@ -71,7 +73,11 @@ def queue_problems(config: StackConfig, teams: Sequence[Team]) -> list[QueueProb
     for team in queued:
         assert team.queue is not None
         for name in team.queue.nominal_quota:
-            if metadata.qualified_name_problem(device_quota_name(name)):
+            if name not in declared:
+                problems.append(QueueProblem(team.name, ("queue", "nominalQuota", name),
+                                             f"no DeviceClass {name} on this stack (gpu-dra:deviceClasses"
+                                             f"{'' if not config.installs_driver_chart else ', or the DRA chart'})"))
+            elif metadata.qualified_name_problem(device_quota_name(name)):
                 problems.append(QueueProblem(team.name, ("queue", "nominalQuota", name),
                                              f"{device_quota_name(name)} is too long for a Kueue resource name (a "
                                              "label key): name the DeviceClass shorter"))
@@ -97,12 +103,14 @@ def queue_problems(config: StackConfig, teams: Sequence[Team]) -> list[QueueProb
                                                                    "nominal quota and what it may borrow): never "
                                                                    "admitted"))
         for device_class, hard in team.quota.devices.items():
-            nominal = team.queue.nominal_quota.get(device_class)
-            if nominal is not None and hard < nominal:
+            most = capacity.get(device_class)
+            if most is not None and hard < most:
                 problems.append(QueueProblem(team.name, ("quota", "devices", device_class),
-                                             f"the hard quota caps {device_class} at {hard}, below the queue's "
-                                             f"nominalQuota ({nominal}): Kueue would admit pods whose claims the API "
-                                             "server then refuses; raise it, or leave the class to the queue"))
+                                             f"the hard quota caps {device_class} at {hard}, below what the queue can "
+                                             f"hold ({most}: nominal quota and what it may borrow): a pod's claims are "
+                                             "made when the pod is created, queued or not, so the hard quota refuses "
+                                             "them before the queue's share is used; raise it to at least the "
+                                             "queue's"))
     return problems
 
 

@@ -87,3 +87,11 @@ RECREATED_TEMPLATE = ("Kueue charges a workload from the claim template as it wa
                       "(kubernetes-sigs/kueue#13842, open in 0.19.2): give a changed template a new name")
 STUCK_INADMISSIBLE = ("a workload Kueue found inadmissible (an unmapped class) is not admitted again after the mapping "
                       "is fixed (kubernetes-sigs/kueue#13969, open in 0.19.2): delete and recreate it")
+# Before it charges a request with CEL selectors, Kueue counts the devices of the cluster's ResourceSlices that match
+# them now, and holds the workload while fewer match than requested ("insufficient matching devices for CEL selector",
+# retried until matching slices are published: pkg/dra/claims.go:490-517). A held pod is never tried by the scheduler,
+# so Karpenter (which launches nodes for pods the scheduler could not place) never launches a node for it: a queued
+# template whose devices exist only on nodes not yet launched waits for ever.
+DEVICES_MUST_EXIST = ("Kueue 0.19.2 admits a request with selectors only while enough matching devices exist in the "
+                      "cluster, and a pod Kueue holds never makes Karpenter (or a node group's autoscaler) launch one: "
+                      "queue such a template's workloads only where its devices already run")

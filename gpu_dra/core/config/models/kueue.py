@@ -16,8 +16,10 @@ KueueVersion = Literal[kueue.VERSIONS]  # type: ignore[valid-type]
 
 
 class Kueue(Model):
-    """Kueue on the cluster: its chart in kueue-system, its configuration with a device class mapping per class the
-    teams' queues ration, a ResourceFlavor, and a ClusterQueue and LocalQueue per team with a queue."""
+    """Kueue on the cluster, with a ClusterQueue and a LocalQueue per team that declares a queue.
+
+    Its chart in kueue-system, its configuration with a device class mapping per class the teams' queues ration, and a
+    ResourceFlavor."""
 
     version: KueueVersion = Field(default=kueue.DEFAULT_VERSION,
                                   description="The Kueue release (its Helm chart's version); only those gpu-dra has "
@@ -28,9 +30,10 @@ class Kueue(Model):
 
 
 class Queue(Model):
-    """A team's Kueue queue: how many devices of each class its workloads may hold at once (nominal), how many more it
-    may borrow from its cohort, and how many of its own it lends. Counted as Kueue counts them: per pod, the devices
-    its claim templates request (`count`), each Deployment pod on its own."""
+    """A team's Kueue queue: devices per class its workloads may hold at once, borrow and lend.
+
+    Counted as Kueue counts them: per pod, the devices its claim templates request (`count`), each Deployment pod on
+    its own."""
 
     nominal_quota: dict[str, int] = Field(min_length=1, description="Devices per DeviceClass, e.g. {gpu-l4: 4}")
     borrowing_limit: dict[str, int] = Field(
