@@ -65,6 +65,9 @@ CONTEXT_SCHEMA = PolicyConfigSchema(properties={
                         "description": "The namespaces of the teams the stack grants admin access"},
     "platformKeys": {"type": "array", "items": {"type": "object"},
                      "description": "Keys only the platform may set, found in team files: team, teamFile, line, key"},
+    "queuedTemplates": {"type": "array", "items": {"type": "string"},
+                        "description": "The claim templates (namespace/name) queued in Kueue whose requests have "
+                                       "selectors"},
     "mappingChange": {"type": "object", "description": "The classes Kueue's configuration maps that the change adds "
                                                        "and removes since its base: added, removed"},
     "replacedTemplates": {"type": "array", "items": {"type": "object"},

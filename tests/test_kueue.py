@@ -254,3 +254,13 @@ def test_a_selector_change_is_no_replaced_template(project: Project) -> None:
     project.edit("stacks/teams/inference.yaml", lambda team: team["claimTemplates"][0]["requests"][0]["match"].update(
         {"minMemory": "40Gi"}))
     assert _check(project, "staging")[1] == []
+
+
+def test_a_queued_template_whose_devices_are_not_running_is_said() -> None:
+    """staging queues inference: gpu-20gb-any's A100 or H100 devices are on a Karpenter NodePool not launched and a
+    node group at desired 0, so Kueue would hold its workloads for ever; l40s has no selector (and its group runs)."""
+    result = gpu_dra("check", "--stack", "staging", "--format", "json")
+    (report,) = json.loads(result.stdout)["stacks"]
+    found = [v for v in report["violations"] if v["policy"] == "kueue-devices-exist"]
+    assert [(v["enforcement"], v["file"]) for v in found] == [("advisory", "stacks/teams/inference.yaml")]
+    assert "claim template inference/gpu-20gb-any is queued in Kueue" in found[0]["message"]

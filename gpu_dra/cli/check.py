@@ -175,6 +175,10 @@ def pack_config(stack: Stack, root: Path | None = None, team_files: Mapping[str,
     if upgrades:
         for rule in (upgrades_rules.SAFE, upgrades_rules.REPORTED):
             sections[rule]["upgradeFindings"] = upgrades
+    queued = [f"{team.namespace_name}/{t.name}" for team in queued_teams(config, stack.teams)
+              for t in team.claim_templates if any(r.match is not None or r.selectors for r in t.requests)]
+    if queued:
+        sections[queue_rules.DEVICES]["queuedTemplates"] = queued
     if replaced:
         sections[queue_rules.REPLACED]["replacedTemplates"] = replaced
     if mapping_change:

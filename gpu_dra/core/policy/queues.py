@@ -8,12 +8,16 @@ of the stack's queued teams to the pack config as `replacedTemplates`. And the c
 
 from __future__ import annotations
 
+from gpu_dra.core.analysis.provisioning import launched_nodes
 from gpu_dra.core.facts import kueue
 from gpu_dra.core.findings import Finding
-from gpu_dra.core.policy.resources import Context, Resource, error
+from gpu_dra.core.policy.platform import group_scaling
+from gpu_dra.core.policy.resources import Context, Resource, error, node_groups
+from gpu_dra.core.policy.selectors import explain_on_fleet
 
 REPLACED = "kueue-template-replaced"
 MAPPINGS = "kueue-mappings-changed"
+DEVICES = "kueue-devices-exist"
 
 
 def kueue_template_replaced(resources: list[Resource], context: Context) -> list[Finding]:
@@ -42,3 +46,29 @@ def kueue_mappings_changed(resources: list[Resource], context: Context) -> list[
     return [error(MAPPINGS, f"Kueue's device class mappings change ({words}): `pulumi up` restarts the Kueue "
                             f"controller (the chart's config-checksum), and {kueue.STUCK_INADMISSIBLE}", None,
                   fix="after the up, recreate the team workloads Kueue marked inadmissible for an unmapped class")]
+
+
+def kueue_devices_exist(resources: list[Resource], context: Context) -> list[Finding]:
+    """A queued team's template with selectors whose devices are only on nodes not running (a Karpenter or Auto Mode
+    NodePool's, not launched yet; a node group at desired size 0): Kueue holds its workloads until matching devices
+    exist, and a held pod makes nothing launch a node (facts/kueue.DEVICES_MUST_EXIST)."""
+    queued = set(context.queued_templates)
+    if not queued:
+        return []
+    reports, out = explain_on_fleet(DEVICES, resources, context)
+    groups, _ = node_groups(resources)
+    running = {g.name for g in groups if isinstance(desired := group_scaling(g.resource)[0], int | float)
+               and desired >= 1}
+    for claim, report, resource in reports:
+        if claim not in queued or not report.allocatable:
+            continue
+        launched = set(launched_nodes(context.launched_pools, report.nodes))
+        if any(n not in launched and n.rsplit("-", 1)[0] in running for n in report.nodes):
+            continue
+        where = sorted({n.rsplit("-", 1)[0] for n in report.nodes})
+        out.append(error(DEVICES, f"claim template {claim} is queued in Kueue and its devices are only on nodes not "
+                                  f"running ({', '.join(where)}: NodePools not launched, or node groups at desired "
+                                  f"size 0): {kueue.DEVICES_MUST_EXIST}", resource,
+                         fix="keep its workloads off the queue (no kueue.x-k8s.io/queue-name label) until such a "
+                             "node runs, or give the group a desired size of 1 or more"))
+    return out

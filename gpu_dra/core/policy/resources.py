@@ -151,6 +151,9 @@ class Context:
     # The classes Kueue's configuration maps that the change adds and removes ({added, removed}), as `gpu-dra check
     # --base` writes them (policy/queues.py); None without a base or a change.
     mapping_change: Mapping[str, Any] | None = None
+    # The claim templates (namespace/name) of the teams that queue in Kueue whose requests have selectors, as
+    # pack_config writes them (policy/queues.py).
+    queued_templates: list[str] = field(default_factory=list)
 
     def pool_specs(self) -> list[GroupSpec]:
         return [GroupSpec(str(p["name"]), str(p.get("instanceType") or ""), int(p.get("maxNodes") or 0),
@@ -225,7 +228,8 @@ def context_from(config: Mapping[str, Any]) -> Context:
                    _launched_pools(config.get("karpenter"), config.get("autoMode")),
                    [f for f in config.get("upgradeFindings") or [] if isinstance(f, Mapping) and "rule" in f],
                    [t for t in config.get("replacedTemplates") or [] if isinstance(t, Mapping) and "template" in t],
-                   change if isinstance(change := config.get("mappingChange"), Mapping) else None)
+                   change if isinstance(change := config.get("mappingChange"), Mapping) else None,
+                   [str(t) for t in config.get("queuedTemplates") or []])
 
 
 def _launched_pools(karpenter: Any, auto_mode: Any) -> tuple[LaunchedPool, ...]:
