@@ -5,11 +5,16 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gpu_dra.cli.process import UsageError
-from gpu_dra.cli.text import cut
+from gpu_dra.cli.text import cut, shown
 from gpu_dra.core.yamlsource import PARSED_MEMORY, Located, ParseBudget, parse_documents, read_text
+
+if TYPE_CHECKING:  # the models (pydantic) only for their type: the light verbs read files through here
+    from gpu_dra.core.config.models import Team
 
 SUFFIXES = (".yaml", ".yml", ".json")  # what a folder given as input is read for
 
@@ -52,3 +57,9 @@ def input_files(paths: list[str]) -> list[str]:
         else:
             files.append(path)
     return files
+
+
+def team_workload_paths(root: Path, teams: Iterable[Team]) -> list[str]:
+    """The manifests the teams' files name (`workloads:`), as the user sees them from here: what migrate and upgrade
+    read when given no FILE."""
+    return [shown(root / path, Path.cwd()) for team in teams for path in team.workloads]

@@ -88,8 +88,7 @@ def _with_stack(args: argparse.Namespace, devices: inv.Inventory, objects: list[
     from gpu_dra.core.render import manifests
 
     stack = chosen_stack(args)
-    objects += manifests.stack_device_classes(stack)
-    objects += [manifests.claim_template(team, t) for team in stack.teams for t in team.claim_templates]
+    objects += manifests.dra_objects(stack)
     if devices.devices:
         return devices, origin
     rules = devices.taint_rules

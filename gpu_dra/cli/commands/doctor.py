@@ -106,8 +106,7 @@ def _stack(args: argparse.Namespace) -> Stack | None:
 
 def _rendered(stack: Stack) -> list[dict[str, Any]]:
     """What the stack applies of the kinds doctor compares: its DeviceClasses, claim templates and quotas."""
-    objects = manifests.stack_device_classes(stack)
-    objects += [manifests.claim_template(team, t) for team in stack.teams for t in team.claim_templates]
+    objects = manifests.dra_objects(stack)
     objects += [quota for team in stack.teams if (quota := manifests.resource_quota(team)) is not None]
     return objects
 

@@ -6,6 +6,7 @@ import argparse
 import json
 import re
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 from gpu_dra.cli.arguments import check_kubernetes_version, cluster_options
@@ -35,7 +36,7 @@ from gpu_dra.core.analysis.pending import (
     untainted,
 )
 from gpu_dra.core.analysis.pods import PodClaim, PodReport, PodSpec, explain_pods, nodes_from_objects, pods_from_objects
-from gpu_dra.core.analysis.provisioning import Provisioning, ProvisioningJudge, launched_nodes, only_launched
+from gpu_dra.core.analysis.provisioning import Provisioning, ProvisioningJudge, claim_provisioning, only_launched
 from gpu_dra.core.dra.cel.lexer import tokenize
 from gpu_dra.core.dra.claims import (
     DeviceClass,
@@ -376,11 +377,9 @@ def _judge_provisioning(judge: ProvisioningJudge, pools: list[LaunchedPool],
         return verdicts[claim.name]
 
     for claim, report in claim_reports:
-        if report.allocatable and not launched_nodes(pools, report.nodes):
-            continue  # served by node groups alone: the provisioner has no say
-        found = verdict(claim)
-        report.provisioning = f"{release}: {found.summary()}"
-        report.never_provisioned = only_launched(pools, report.nodes) and not found.provisionable
+        said = claim_provisioning(partial(verdict, claim), pools, report.allocatable, report.nodes)
+        if said is not None:  # else served by node groups alone: the provisioner has no say
+            report.provisioning, report.never_provisioned = said
     by_name = {claim.name: claim for claim in everything}
     for pod_report in pod_reports:
         if not pod_report.allocatable or not only_launched(pools, pod_report.nodes):

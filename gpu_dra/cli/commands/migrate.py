@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from gpu_dra.cli.inputs import input_files, read_inputs
+from gpu_dra.cli.inputs import input_files, read_inputs, team_workload_paths
 from gpu_dra.cli.manifest_files import OUT_HELP, FolderError, write_manifests
 from gpu_dra.cli.process import EXIT_FINDINGS, EXIT_OK, UsageError
 from gpu_dra.cli.project import project_root
@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
     root = project_root(args)
     stack = load_stack(root, args.stack)
     without = list(dict.fromkeys(args.without))
-    paths = args.paths or [shown(root / path, Path.cwd()) for team in stack.teams for path in team.workloads]
+    paths = args.paths or team_workload_paths(root, stack.teams)
     if not paths:
         raise UsageError(f"no FILE given and no team of stack {args.stack} names workloads (`workloads:` in "
                          "stacks/teams/<team>.yaml)")

@@ -9,17 +9,19 @@ import json
 from pathlib import Path
 from typing import Any
 
-from gpu_dra.cli.inputs import input_files, read_inputs
+from gpu_dra.cli.inputs import input_files, read_inputs, team_workload_paths
 from gpu_dra.cli.process import EXIT_FINDINGS, EXIT_OK, UsageError
 from gpu_dra.cli.project import project_root
-from gpu_dra.cli.text import cut, sarif_document, shown
+from gpu_dra.cli.text import cut, sarif_document
 from gpu_dra.core.analysis import migrate, upgrade
 from gpu_dra.core.analysis.inventory import objects_in_document
 from gpu_dra.core.analysis.upgrade import RULES, UpgradeReport
 from gpu_dra.core.config.loader import available_stacks, load_stack
+from gpu_dra.core.config.models import Stack
 from gpu_dra.core.config.models.cluster import SUPPORTED_KUBERNETES_VERSIONS
 from gpu_dra.core.facts import gates, karpenter, nvidia
 from gpu_dra.core.findings import ERROR, Finding
+from gpu_dra.core.yamlsource import Located
 
 EXAMPLES = """examples:
   gpu-dra upgrade --stack dev --to 1.36                     # the next Kubernetes minor
@@ -157,8 +159,8 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_FINDINGS if any(r.breaks for r in reports) else EXIT_OK
 
 
-def _team_workloads(root: Path, stack: Any) -> list[Any]:
-    paths = [shown(root / path, Path.cwd()) for team in stack.teams for path in team.workloads]
+def _team_workloads(root: Path, stack: Stack) -> list[tuple[str, list[Located]]]:
+    paths = team_workload_paths(root, stack.teams)
     return read_inputs(input_files(paths)) if paths else []
 
 

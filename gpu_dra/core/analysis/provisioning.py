@@ -21,7 +21,7 @@ not say Auto Mode shares. A "never" there holds whatever Auto Mode knows: no all
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any
@@ -75,6 +75,18 @@ def only_launched(pools: Sequence[LaunchedPool], nodes: Sequence[str]) -> bool:
     """Whether every node is one of the NodePools' not yet launched nodes: a claim allocatable there alone waits on
     the provisioner's own judgement."""
     return bool(nodes) and len(launched_nodes(pools, nodes)) == len(nodes)
+
+
+def claim_provisioning(judged: Callable[[], Provisioning], pools: Sequence[LaunchedPool], allocatable: bool,
+                       nodes: Sequence[str]) -> tuple[str, bool] | None:
+    """What the NodePools' provisioner says of a claim explained on the fleet (allocatable or not, on `nodes`):
+    (its release and summary, whether the claim fits only nodes not launched and none would ever be launched for it);
+    None where the provisioner has no say, the claim being allocatable on node groups' nodes alone. `judged` gives
+    the claim's ProvisioningJudge verdict, asked only where needed. One judgement for explain --stack and upgrade."""
+    if allocatable and not launched_nodes(pools, nodes):
+        return None
+    found = judged()
+    return f"{pools[0].provisioner}: {found.summary()}", only_launched(pools, nodes) and not found.provisionable
 
 
 def _attribute(value: karpenter_dra.AttributeValue) -> dict[str, Any]:

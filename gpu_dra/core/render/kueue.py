@@ -9,7 +9,7 @@ from typing import Any
 import yaml
 
 from gpu_dra.core.config.models import Stack, Team
-from gpu_dra.core.config.queue_rules import cohort_of, mapped_classes, queued_teams
+from gpu_dra.core.config.queue_rules import cohort_of, mapped_classes
 from gpu_dra.core.dra.claims import device_quota_name
 from gpu_dra.core.facts import kueue
 
@@ -60,10 +60,3 @@ def local_queue(team: Team) -> dict[str, Any]:
     return {"apiVersion": kueue.API, "kind": "LocalQueue",
             "metadata": {"name": LOCAL_QUEUE, "namespace": team.namespace_name}, "spec": {"clusterQueue": team.name}}
 
-
-def objects(stack: Stack) -> list[dict[str, Any]]:
-    """Every queue object of the stack (none without gpu-dra:kueue)."""
-    teams = queued_teams(stack.config, stack.teams)
-    if stack.config.kueue is None:
-        return []
-    return [resource_flavor(), *(cluster_queue(stack, t) for t in teams), *(local_queue(t) for t in teams)]

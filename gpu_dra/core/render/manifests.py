@@ -133,6 +133,13 @@ def gpu_sharing_config(sharing: Sharing) -> dict[str, Any]:
     return config
 
 
+def dra_objects(stack: Stack) -> list[dict[str, Any]]:
+    """The stack's DeviceClasses and its teams' claim templates, as rendered: what explain, doctor and upgrade judge
+    of a stack."""
+    return [*stack_device_classes(stack),
+            *(claim_template(team, t) for team in stack.teams for t in team.claim_templates)]
+
+
 def claim_template(team: Team, template: ClaimTemplate) -> dict[str, Any]:
     devices: dict[str, Any] = {"requests": [_request(r) for r in template.requests]}
     if template.constraints:

@@ -25,7 +25,6 @@ from gpu_dra.core.analysis.upgrade.stacks import (
     StackPair,
     UpgradeError,
     current_version,
-    key_line,
     key_line_of,
     load_pair,
     load_since,
@@ -47,7 +46,7 @@ def judge(pair: StackPair, workloads: Sequence[migrate.Workload] = (), claims: S
     (object, where) checked for API versions the target stops serving."""
     before, change = pair.before.stack, pair.change
     today = today or eks.today()
-    stack_file, line = pair.before.source.file, key_line(pair)
+    stack_file, line = pair.before.source.file, key_line_of(pair.before, change.what)
     report = UpgradeReport(before.name, change, today.isoformat(), findings=list(pair.refused))
     eks_cluster = before.config.cluster.platform is Platform.eks
     if change.what == "kubernetes" and eks_cluster:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import Any
 
 from gpu_dra.core.analysis import migrate
@@ -17,7 +18,7 @@ from gpu_dra.core.analysis.features import features_for
 from gpu_dra.core.analysis.inventory import synthesize
 from gpu_dra.core.analysis.migrate import Plan, WorkloadVerdict
 from gpu_dra.core.analysis.migrate.stack_view import mappings
-from gpu_dra.core.analysis.provisioning import ProvisioningJudge, launched_nodes, only_launched
+from gpu_dra.core.analysis.provisioning import ProvisioningJudge, claim_provisioning
 from gpu_dra.core.analysis.stack_nodes import cluster_nodes, group_views
 from gpu_dra.core.analysis.upgrade.report import (
     ApiUse,
@@ -124,12 +125,13 @@ def _effects(gate: str, on: bool, before: Stack, after: Stack, moved: Sequence[W
     """What the gate's switch does to this stack's objects, named."""
     effects = []
     if gate == "DRAExtendedResource" and on:
-        for mapping in mappings(after).values():
+        served = mappings(after)
+        for mapping in served.values():
             effects.append(f"DeviceClass {mapping.device_class} ({mapping.origin}) starts serving {mapping.resource}: "
                            f"pods asking for {mapping.resource} on nodes without a device plugin get its devices")
         if moved:
             effects.append(f"legacy workloads that change place (below): {', '.join(m.workload for m in moved)}")
-        if not mappings(after):
+        if not served:
             effects.append("no DeviceClass of this stack names an extendedResourceName")
     if gate == "DRADeviceTaints" and on:
         effects += _health_taints(after)
@@ -189,7 +191,7 @@ def field_changes(before: Stack, after: Stack, stack_file: str,
     template's file and line."""
     old, new = before.config.target, after.config.target
     found = []
-    for obj in _dra_objects(after):
+    for obj in manifests.dra_objects(after):
         if obj["kind"] == "DeviceClass":
             device_class = parse_device_class(obj)
             if device_class is None:
@@ -209,12 +211,6 @@ def field_changes(before: Stack, after: Stack, stack_file: str,
             found.append(finding("upgrade-field", f"{format_path(path)} ({guarded.what}, gate {guarded.gate}) is "
                                                   f"{words}", error=not kept, object=label, file=file, line=line))
     return found
-
-
-def _dra_objects(stack: Stack) -> list[dict[str, Any]]:
-    """The stack's DeviceClasses and claim templates as gpu-dra renders them."""
-    return [*manifests.stack_device_classes(stack),
-            *(manifests.claim_template(team, t) for team in stack.teams for t in team.claim_templates)]
 
 
 def verdicts(stack: Stack) -> dict[str, tuple[str, Verdict]]:
@@ -237,11 +233,9 @@ def verdicts(stack: Stack) -> dict[str, tuple[str, Verdict]]:
             if report.solution is not None:
                 node, allocations = report.solution
                 devices = tuple(f"{node}/{device.name}" for a in allocations for device in a.devices)
-            provisioning, never = "", False
-            if judge is not None and report.allocatable and launched_nodes(pools, report.nodes):
-                judged = judge.judge(claim, pools)
-                provisioning = f"{pools[0].provisioner}: {judged.summary()}"
-                never = only_launched(pools, report.nodes) and not judged.provisionable
+            said = (claim_provisioning(partial(judge.judge, claim, pools), pools, report.allocatable, report.nodes)
+                    if judge is not None else None)
+            provisioning, never = said or ("", False)
             found[claim.name] = (team.name, Verdict(report.allocatable, tuple(sorted(report.nodes)), devices,
                                                     report.reason, provisioning, never))
     return found
@@ -319,7 +313,7 @@ def api_uses(before: Stack, after: Stack, given: Sequence[tuple[Mapping[str, Any
     driver = before.config.dra_driver
     rendered = chart_objects(driver.chart.value, driver.version, charts.dra_chart_values(before.config), "gpu-dra",
                              "gpu-dra") if before.config.installs_driver_chart else []
-    objects = [*((obj, f"stack {before.name}") for obj in [*_dra_objects(before), *rendered]), *given]
+    objects = [*((obj, f"stack {before.name}") for obj in [*manifests.dra_objects(before), *rendered]), *given]
     uses = []
     for obj, where in objects:
         api = removed_between(str(obj.get("apiVersion")), current, target)

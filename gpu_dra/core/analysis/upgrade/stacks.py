@@ -208,7 +208,3 @@ def key_line_of(loaded: LoadedStack, what: str) -> int | None:
     """The line of the stack file that names the version of `what` (or of its section)."""
     return _line(loaded.source.located, KEYS[what])
 
-
-def key_line(pair: StackPair) -> int | None:
-    """The line of the stack file that names the version moved (or of its section, where it takes the default)."""
-    return _line(pair.before.source.located, pair.change.key)
