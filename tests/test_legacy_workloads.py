@@ -18,7 +18,7 @@ import yaml
 from gpu_dra.cli import check
 from gpu_dra.core.config.loader import load_stack
 from gpu_dra.core.findings import ConfigError
-from gpu_dra.core.policy.legacy_workloads import NamedManifest, WorkloadsEntry, needing_device_plugin
+from gpu_dra.core.policy.legacy_workloads import NamedManifest, WorkloadsEntry, needing_device_plugin, read_named
 from gpu_dra.core.policy.migration import legacy_workloads_placed
 from gpu_dra.core.policy.resources import Context
 from gpu_dra.core.yamlsource import parse_documents
@@ -206,11 +206,11 @@ def test_the_core_judges_manifests_handed_to_it_as_data() -> None:
         return NamedManifest(WorkloadsEntry("ops", "stacks/teams/ops.yaml", index, line), path, f"/elsewhere/{path}",
                              parse_documents(text, path))
 
-    (found,) = needing_device_plugin(stack, [named(0, 7, "diag.yaml")])
+    (found,) = needing_device_plugin(stack, read_named(stack, [named(0, 7, "diag.yaml")]))
     assert (found["workload"], found["team"], found["teamFile"], found["line"], found["file"], found["pods"],
             found["gpus"]) == (DIAG, "ops", "stacks/teams/ops.yaml", 7, "diag.yaml", 1, 1)
     with pytest.raises(ConfigError) as caught:
-        needing_device_plugin(stack, [named(0, 7, "diag.yaml"), named(1, 8, "copy.yaml")])
+        read_named(stack, [named(0, 7, "diag.yaml"), named(1, 8, "copy.yaml")])
     (refused,) = caught.value.findings
     assert (refused.file, refused.line, refused.path, refused.message) == (
         "stacks/teams/ops.yaml", 8, "workloads.1", f"{DIAG} is in copy.yaml and in diag.yaml: give it once")

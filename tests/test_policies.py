@@ -185,6 +185,10 @@ CASES = [
          "kueue-devices-exist", lambda r: mutate(mutate(r, L40S_GROUP, ("scalingConfig", "desiredSize"), 0.0),
                                                  L40S_GROUP, ("capacityType",), "CAPACITY_BLOCK"), TEMPLATE, "",
          config={"queuedTemplates": ["inference/l40s"]}),
+    case("a named workload Kueue would never admit from its team's queue", "kueue-workloads-admissible",
+         lambda r: r, "", "", config={"queuedWorkloads": [{
+             "workload": "Job inference/wide", "team": "inference", "queue": "gpu", "file": "workloads/jobs.yaml",
+             "line": 28.0, "problems": ["charged 9 gpu-l40s device(s) for its 9 pod(s) admitted together"]}]}),
     case("the classes Kueue maps change since the base", "kueue-mappings-changed", lambda r: r, "", "",
          config={"mappingChange": {"added": ["gpu-a100"], "removed": []}}),
     case("an upgrade since the base that strands a template", "upgrade-safe", lambda r: r, "", "",

@@ -143,7 +143,8 @@ def test_every_case_is_still_caught_with_an_unknown_launch_template(case: Case) 
 # judges only a stack with Karpenter NodePools (happy_resources has none).
 STACK_RULES_OF_KUBERNETES_STATE = {rule.name for rule in policy.RULES if rule.stack} - {
     "legacy-workloads-placed", "team-file-platform-keys", "dra-claim-provisionable", "upgrade-safe",
-    "upgrade-reported", "kueue-template-replaced", "kueue-mappings-changed", "kueue-devices-exist"}
+    "upgrade-reported", "kueue-template-replaced", "kueue-mappings-changed", "kueue-devices-exist",
+    "kueue-workloads-admissible"}
 
 
 def test_a_first_preview_still_runs_every_resource_rule() -> None:

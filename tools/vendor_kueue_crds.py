@@ -4,8 +4,9 @@ kueue.x-k8s.io/v1beta2), read from a git clone of kubernetes-sigs/kueue at a rel
 queue object the program renders against them, as the API server would (structural schema and its CEL rules are not
 run: only the schema's types, required fields and enums).
 
-Writes tests/data/kueue/<kind>.v1beta2.schema.json (the CRD's `openAPIV3Schema`, unchanged) and
-tests/data/kueue/SOURCES.md (repository, tag, commit, path and licence of each). Development tool, not shipped:
+Writes tests/data/kueue/<kind>.v1beta2.schema.json (the CRD's `openAPIV3Schema`, unchanged), Kueue's documented
+DRA examples (queues and the Jobs that use them, unchanged under a source line), and tests/data/kueue/SOURCES.md
+(repository, tag, commit, path and licence of each). Development tool, not shipped:
 stdlib + PyYAML. Usage:
 
     tools/vendor_kueue_crds.py --git /path/to/kueue-clone [--tag v0.19.2]
@@ -25,6 +26,9 @@ ROOT = Path(__file__).resolve().parents[1]
 VENDORED = ROOT / "tests" / "data" / "kueue"
 KINDS = {"ResourceFlavor": "resourceflavors", "ClusterQueue": "clusterqueues", "LocalQueue": "localqueues"}
 VERSION = "v1beta2"
+# Kueue's documented DRA quota example (site/content/en/docs/tasks/manage/setup_dra.md) and the Jobs its users run
+# (site/content/en/docs/tasks/run/dra.md).
+SAMPLES = ("sample-dra-queues.yaml", "sample-dra-rct-job.yaml", "sample-dra-extended-resource-job.yaml")
 
 
 def _git(clone: str, *args: str) -> str:
@@ -51,6 +55,14 @@ def main() -> int:
         target = VENDORED / f"{kind.lower()}.{VERSION}.schema.json"
         target.write_text(json.dumps(version["schema"]["openAPIV3Schema"], indent=1, sort_keys=True) + "\n")
         lines.append(f"- `{target.name}`: {path}")
+    for sample in SAMPLES:
+        path = f"site/static/examples/dra/{sample}"
+        header = (f"# Source: github.com/kubernetes-sigs/kueue tag {args.tag} (commit {commit[:8]}), {path}, "
+                  "Apache-2.0; unchanged below this line\n")
+        (VENDORED / sample).write_text(header + _git(args.git, "show", f"{args.tag}:{path}"))
+    lines += [f"- {', '.join(f'`{s}`' for s in SAMPLES)}: site/static/examples/dra/ at the same tag, Kueue's "
+              "documented DRA quota example (site/content/en/docs/tasks/manage/setup_dra.md) and the Jobs its users "
+              "run (site/content/en/docs/tasks/run/dra.md), unchanged under a source line."]
     (VENDORED / "SOURCES.md").write_text("\n".join(lines) + "\n")
     return 0
 

@@ -52,7 +52,13 @@ from gpu_dra.core.findings import CONFIG, ERROR, NOT_JUDGED, WARNING, ConfigErro
 from gpu_dra.core.policy import queues as queue_rules
 from gpu_dra.core.policy import upgrades as upgrades_rules
 from gpu_dra.core.policy.engine import EngineResource, Registered, engine_view
-from gpu_dra.core.policy.legacy_workloads import NamedManifest, WorkloadsEntry, needing_device_plugin
+from gpu_dra.core.policy.legacy_workloads import (
+    NamedManifest,
+    WorkloadsEntry,
+    needing_device_plugin,
+    queued_entries,
+    read_named,
+)
 from gpu_dra.core.render import charts, manifests, names
 from gpu_dra.core.workers import leave_signals_to_the_parent, signals_held
 from gpu_dra.policypack import collecting, policies, violation_message
@@ -158,12 +164,13 @@ def pack_config(stack: Stack, root: Path | None = None, team_files: Mapping[str,
         } for pool in config.node_pools]
     sections = {rule.name: {"enforcementLevel": policy.default_enforcement(rule, config.environment.value),
                             **context} for rule in policy.RULES}
-    workloads: list[dict[str, Any]] = []
     if root is not None:
         teams = team_files if team_files is not None else _read_team_files(root, stack)
-        workloads = needing_device_plugin(stack, _named_manifests(root, stack, teams))
-    if workloads:  # only the rule that places them reads them
-        sections[policy.migration.RULE]["legacyWorkloads"] = workloads
+        named = read_named(stack, _named_manifests(root, stack, teams))
+        if workloads := needing_device_plugin(stack, named):  # only the rule that places them reads them
+            sections[policy.migration.RULE]["legacyWorkloads"] = workloads
+        if never_admitted := queued_entries(stack, named):
+            sections[queue_rules.WORKLOADS]["queuedWorkloads"] = never_admitted
     sections["admin-access-restricted"]["adminNamespaces"] = sorted(t.namespace_name for t in stack.teams if t.admin)
     replaceable = [group.name for group in config.node_groups if group.allow_replacement]
     if replaceable:

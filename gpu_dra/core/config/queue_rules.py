@@ -48,7 +48,7 @@ def per_pod(template: ClaimTemplate) -> dict[str, int]:
     return charged
 
 
-def _unsupported(template: ClaimTemplate) -> list[str]:
+def _refused_features(template: ClaimTemplate) -> list[str]:
     found = []
     for request in template.requests:
         if request.first_available:
@@ -81,10 +81,10 @@ def queue_problems(config: StackConfig, teams: Sequence[Team]) -> list[QueueProb
                 problems.append(QueueProblem(team.name, ("queue", "nominalQuota", name),
                                              f"{device_quota_name(name)} is too long for a Kueue resource name (a "
                                              "label key): name the DeviceClass shorter"))
-        capacity = _capacity(config, team, queued)
+        capacity = queue_capacity(config, team, queued)
         for index, template in enumerate(team.claim_templates):
             where = ("claimTemplates", index)
-            refused = _unsupported(template)
+            refused = _refused_features(template)
             if refused:
                 problems.append(QueueProblem(team.name, where, f"template {template.name} uses {', '.join(refused)}, "
                                                                "which Kueue's DRA integration refuses: its workloads "
@@ -114,7 +114,7 @@ def queue_problems(config: StackConfig, teams: Sequence[Team]) -> list[QueueProb
     return problems
 
 
-def _capacity(config: StackConfig, team: Team, queued: Sequence[Team]) -> dict[str, int]:
+def queue_capacity(config: StackConfig, team: Team, queued: Sequence[Team]) -> dict[str, int]:
     """Per class, the most the team's queue can hold at once: its nominal quota, and what it may borrow from the
     other queues of its cohort (their nominal quota less what they keep: each lends at most its lendingLimit),
     capped by its borrowingLimit (kueue@v0.19.2:site/content/en/docs/concepts/cluster_queue.md:233-242)."""

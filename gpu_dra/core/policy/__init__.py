@@ -38,7 +38,12 @@ from gpu_dra.core.policy.platform import (
     team_quota_required,
 )
 from gpu_dra.core.policy.provisioning import dra_claim_provisionable
-from gpu_dra.core.policy.queues import kueue_devices_exist, kueue_mappings_changed, kueue_template_replaced
+from gpu_dra.core.policy.queues import (
+    kueue_devices_exist,
+    kueue_mappings_changed,
+    kueue_template_replaced,
+    kueue_workloads_admissible,
+)
 from gpu_dra.core.policy.resources import Context, Resource, context_from
 from gpu_dra.core.policy.selectors import (
     dra_cel_compiles,
@@ -110,6 +115,9 @@ RULES = (
                                     "would undercharge (with `gpu-dra check --base`)", kueue_template_replaced, True),
     Rule("kueue-devices-exist", "A template a team queues in Kueue has devices on nodes that run: Kueue admits only "
                                 "while matching devices exist", kueue_devices_exist, True),
+    Rule("kueue-workloads-admissible", "A workload a team names that queues in Kueue can be admitted from the team's "
+                                       "queue (a LocalQueue that exists, resources it covers, no more than it holds)",
+         kueue_workloads_admissible, True),
     Rule("kueue-mappings-changed", "A change of the classes Kueue maps says what it does to the controller and its "
                                    "workloads (with `gpu-dra check --base`)", kueue_mappings_changed, True,
          always_advisory=True),

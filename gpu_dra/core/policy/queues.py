@@ -4,7 +4,11 @@ immutable), and Kueue charges a workload from the template as it was when the wo
 template recreated under the same name undercharges the queue (facts/kueue.RECREATED_TEMPLATE). No resource carries
 what a template was: `gpu-dra check --base REF` compares the team files with REF's and writes the changed templates
 of the stack's queued teams to the pack config as `replacedTemplates`. And the classes Kueue's configuration maps
-(`mappingChange`: added, removed). Without a base both rules stay silent."""
+(`mappingChange`: added, removed). Without a base both rules stay silent.
+
+Two more read what the stack's resources do not say: kueue-devices-exist (the queued templates with selectors, as
+`queuedTemplates`) and kueue-workloads-admissible (the teams' named workloads Kueue would never admit, as
+`queuedWorkloads`)."""
 
 from __future__ import annotations
 
@@ -18,6 +22,7 @@ from gpu_dra.core.policy.selectors import explain_on_fleet
 REPLACED = "kueue-template-replaced"
 MAPPINGS = "kueue-mappings-changed"
 DEVICES = "kueue-devices-exist"
+WORKLOADS = "kueue-workloads-admissible"
 
 
 def kueue_template_replaced(resources: list[Resource], context: Context) -> list[Finding]:
@@ -71,4 +76,20 @@ def kueue_devices_exist(resources: list[Resource], context: Context) -> list[Fin
                                   f"size 0): {kueue.DEVICES_MUST_EXIST}", resource,
                          fix="keep its workloads off the queue (no kueue.x-k8s.io/queue-name label) until such a "
                              "node runs, or give the group a desired size of 1 or more"))
+    return out
+
+
+def kueue_workloads_admissible(resources: list[Resource], context: Context) -> list[Finding]:
+    """A workload a team names (its file's `workloads:`) that carries the queue label and that Kueue would never
+    admit from the team's queue (analysis/queued_workloads.py): it would wait at the admission gate, or suspended,
+    for ever, and nothing else says why."""
+    out = []
+    for held in context.queued_workloads:
+        problems = "; ".join(str(p) for p in held.get("problems") or [])
+        found = error(WORKLOADS, f"{held.get('workload')} (team {held.get('team')}) queues in LocalQueue "
+                                 f"{held.get('queue')!s} and Kueue would never admit it: {problems}", None,
+                      fix="fix the workload or the team's queue as said, or take the kueue.x-k8s.io/queue-name "
+                          "label off")
+        line = held.get("line")
+        out.append(found.at(file=str(held.get("file") or ""), line=int(line) if line else None))
     return out

@@ -154,6 +154,9 @@ class Context:
     # The claim templates (namespace/name) of the teams that queue in Kueue whose requests have selectors, as
     # pack_config writes them (policy/queues.py).
     queued_templates: list[str] = field(default_factory=list)
+    # The workloads the teams name that queue in Kueue and that Kueue would never admit ({workload, team, queue,
+    # file, line, problems}), as pack_config writes them (policy/queues.py).
+    queued_workloads: list[Mapping[str, Any]] = field(default_factory=list)
 
     def pool_specs(self) -> list[GroupSpec]:
         return [GroupSpec(str(p["name"]), str(p.get("instanceType") or ""), int(p.get("maxNodes") or 0),
@@ -229,7 +232,8 @@ def context_from(config: Mapping[str, Any]) -> Context:
                    [f for f in config.get("upgradeFindings") or [] if isinstance(f, Mapping) and "rule" in f],
                    [t for t in config.get("replacedTemplates") or [] if isinstance(t, Mapping) and "template" in t],
                    change if isinstance(change := config.get("mappingChange"), Mapping) else None,
-                   [str(t) for t in config.get("queuedTemplates") or []])
+                   [str(t) for t in config.get("queuedTemplates") or []],
+                   [w for w in config.get("queuedWorkloads") or [] if isinstance(w, Mapping) and "workload" in w])
 
 
 def _launched_pools(karpenter: Any, auto_mode: Any) -> tuple[LaunchedPool, ...]:
