@@ -1,6 +1,7 @@
-"""Kueue for the teams' queues (gpu-dra:kueue): its namespace and chart, then the ResourceFlavor, a ClusterQueue per
-queued team and its LocalQueue in the team's namespace. Every value and document comes from the core
-(gpu_dra.core.render.kueue); this module only declares resources. Names carry the team's name, never a position."""
+"""Kueue for the teams' queues (gpu-dra:kueue): its namespace and chart, then the ResourceFlavor, the
+WorkloadPriorityClasses, a ClusterQueue per queued team and its LocalQueue in the team's namespace. Every value and
+document comes from the core (gpu_dra.core.render.kueue); this module only declares resources. Names carry the
+team's (or the priority's) name, never a position."""
 
 from __future__ import annotations
 
@@ -31,6 +32,8 @@ class Kueue(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[namespace])))
         after_chart = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[chart]))
         flavor = custom_resource("kueue-flavor", render.resource_flavor(), after_chart)
+        for priority in render.workload_priority_classes(stack):
+            custom_resource(f"kueue-priority-{priority['metadata']['name']}", priority, after_chart)
         for team in queued_teams(stack.config, stack.teams):
             queue = custom_resource(f"kueue-clusterqueue-{team.name}", render.cluster_queue(stack, team),
                                      pulumi.ResourceOptions.merge(after_chart, pulumi.ResourceOptions(

@@ -57,7 +57,14 @@ def test_staging_installs_kueue_and_queues_inference() -> None:
     kinds = {(r.inputs["kind"], r.inputs["metadata"].get("namespace"), r.inputs["metadata"]["name"])
              for r in run.resources if r.type.startswith("kubernetes:kueue.x-k8s.io/")}
     assert kinds == {("ResourceFlavor", None, "gpu-dra"), ("ClusterQueue", None, "inference"),
-                     ("LocalQueue", "inference", "gpu")}  # training and ops declare no queue
+                     ("LocalQueue", "inference", "gpu"),  # training and ops declare no queue
+                     ("WorkloadPriorityClass", None, "serving"), ("WorkloadPriorityClass", None, "batch")}
+    # WorkloadPriorityClass keeps its value at the top of the object, not in a spec: all of it reaches the provider.
+    priorities = {r.inputs["metadata"]["name"]: r.inputs["value"] for r in run.resources
+                  if r.type == "kubernetes:kueue.x-k8s.io/v1beta2:WorkloadPriorityClass"}
+    assert priorities == {"serving": 1000, "batch": 100}
+    (queue,) = [r for r in run.resources if r.type == "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue"]
+    assert queue.inputs["spec"]["preemption"] == {"withinClusterQueue": "LowerPriority", "reclaimWithinCohort": "Any"}
 
 
 @pytest.mark.parametrize("stack", ["dev", "prod", "automode"])
@@ -264,3 +271,16 @@ def test_a_queued_template_whose_devices_are_not_running_is_said() -> None:
     found = [v for v in report["violations"] if v["policy"] == "kueue-devices-exist"]
     assert [(v["enforcement"], v["file"]) for v in found] == [("advisory", "stacks/teams/inference.yaml")]
     assert "claim template inference/gpu-20gb-any is queued in Kueue" in found[0]["message"]
+
+
+def test_a_preemption_kueue_does_not_have_is_refused_on_its_line(project: Project) -> None:
+    _team_queue(project, "inference", {"nominalQuota": {"gpu.nvidia.com": 4, "gpu-l40s": 8},
+                                       "preemption": {"withinClusterQueue": "Any"}})
+    (found,) = [p for p in _problems_of(project, "staging") if p.path == "queue.preemption.withinClusterQueue"]
+    assert "'Never', 'LowerPriority' or 'LowerOrNewerEqualPriority'" in found.message and found.line
+
+
+def test_a_priority_beyond_int32_is_refused(project: Project) -> None:
+    project.edit_stack("staging", lambda config: config["gpu-dra:kueue"]["priorities"].update(serving=2**31))
+    (found,) = [p for p in _problems_of(project, "staging") if p.path == "gpu-dra:kueue.priorities.serving"]
+    assert found.message == "must be <= 2147483647 (got 2147483648)" and found.line

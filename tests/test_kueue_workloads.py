@@ -69,6 +69,9 @@ def staging() -> Stack:
 def test_kueues_claim_template_job_is_admitted_and_charged_its_devices(staging: Stack) -> None:
     found = judged(staging, claim_job())
     assert found is not None and found.problems == ()
+    serving = claim_job()
+    serving["metadata"]["labels"]["kueue.x-k8s.io/priority-class"] = "serving"  # one of staging's priorities
+    assert judged(staging, serving).problems == ()  # type: ignore[union-attr]
     assert [(c.resource, c.device_class, c.devices) for c in found.charges] == [
         ("gpu-l40s.deviceclass.resource.k8s.io/devices", "gpu-l40s", 1)]
 
@@ -127,6 +130,9 @@ def test_an_extended_resource_no_class_serves_is_blocked(project: Project) -> No
     (lambda job: job["spec"]["template"]["spec"]["resourceClaims"][0].update(
         resourceClaimName="shared", resourceClaimTemplateName=None),
      "pod claim gpu names a ResourceClaim; Kueue's DRA integration charges only claims made from a template"),
+    (lambda job: job["metadata"]["labels"].update({"kueue.x-k8s.io/priority-class": "urgent"}),
+     "its label kueue.x-k8s.io/priority-class: urgent names no WorkloadPriorityClass (the stack's "
+     "gpu-dra:kueue.priorities: batch, serving): Kueue makes no Workload for it"),
 ])
 def test_what_kueue_never_admits(staging: Stack, change: Any, words: str) -> None:
     job = claim_job()

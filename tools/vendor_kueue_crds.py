@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Vendor the OpenAPI schemas of the Kueue kinds gpu-dra renders (ResourceFlavor, ClusterQueue, LocalQueue at
-kueue.x-k8s.io/v1beta2), read from a git clone of kubernetes-sigs/kueue at a release tag: the tests validate every
-queue object the program renders against them, as the API server would (structural schema and its CEL rules are not
-run: only the schema's types, required fields and enums).
+"""Vendor the OpenAPI schemas of the Kueue kinds gpu-dra renders (ResourceFlavor, ClusterQueue, LocalQueue,
+WorkloadPriorityClass at kueue.x-k8s.io/v1beta2), read from a git clone of kubernetes-sigs/kueue at a release tag:
+the tests validate every queue object the program renders against them, as the API server would (structural schema
+and its CEL rules are not run: only the schema's types, required fields and enums).
 
 Writes tests/data/kueue/<kind>.v1beta2.schema.json (the CRD's `openAPIV3Schema`, unchanged), Kueue's documented
 DRA examples (queues and the Jobs that use them, unchanged under a source line), and tests/data/kueue/SOURCES.md
@@ -24,7 +24,8 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 VENDORED = ROOT / "tests" / "data" / "kueue"
-KINDS = {"ResourceFlavor": "resourceflavors", "ClusterQueue": "clusterqueues", "LocalQueue": "localqueues"}
+KINDS = {"ResourceFlavor": "resourceflavors", "ClusterQueue": "clusterqueues", "LocalQueue": "localqueues",
+         "WorkloadPriorityClass": "workloadpriorityclasses"}
 VERSION = "v1beta2"
 # Kueue's documented DRA quota example (site/content/en/docs/tasks/manage/setup_dra.md) and the Jobs its users run
 # (site/content/en/docs/tasks/run/dra.md).

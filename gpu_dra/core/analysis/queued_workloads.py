@@ -4,7 +4,7 @@ devices of its claim templates (per class, through the class's mapping) and its 
 (through the mapping of the class the scheduler allocates them from, else under their own name), times the pods
 Kueue admits together. What it finds would leave the workload waiting for ever: a queue that does not exist, a
 resource the team's ClusterQueue does not cover, a request Kueue's DRA integration refuses, more than the queue can
-ever hold."""
+ever hold, a priority class the stack does not declare."""
 
 from __future__ import annotations
 
@@ -50,20 +50,21 @@ class QueuedWorkload:
     problems: tuple[str, ...]  # why Kueue never admits it; empty when it may
 
 
-def queue_label(workload: Workload) -> str | None:
+def kueue_labels(workload: Workload) -> Mapping[str, Any]:
+    """The labels Kueue reads of the workload (the queue's and the priority class's)."""
     node: Any = workload.obj
     for key in _LABELS_AT.get(workload.kind, ()):
         node = node.get(key) if isinstance(node, Mapping) else None
     labels = node.get("labels") if isinstance(node, Mapping) else None
-    value = labels.get(kueue.QUEUE_NAME_LABEL) if isinstance(labels, Mapping) else None
-    return str(value) if value is not None else None
+    return labels if isinstance(labels, Mapping) else {}
 
 
 def judge(stack: Stack, team: Team, workload: Workload) -> QueuedWorkload | None:
     """The workload as the team's queue sees it on the stack; None when Kueue does not queue it (no Kueue on the
     stack, no queue label, a kind Kueue does not manage, no pods)."""
     config = stack.config
-    queue = queue_label(workload)
+    labels = kueue_labels(workload)
+    queue = str(labels[kueue.QUEUE_NAME_LABEL]) if labels.get(kueue.QUEUE_NAME_LABEL) is not None else None
     if config.kueue is None or queue is None or workload.kind not in _LABELS_AT or not workload.replicas:
         return None
     pods = 1 if workload.kind in _EACH_POD_ALONE else workload.replicas
@@ -75,6 +76,11 @@ def judge(stack: Stack, team: Team, workload: Workload) -> QueuedWorkload | None
             f"no LocalQueue {queue!r} in {where} ({reason}): Kueue holds the workload until one exists",))
     mapped = set(mapped_classes(config, stack.teams))
     problems: list[str] = []
+    priority = labels.get(kueue.PRIORITY_CLASS_LABEL)
+    if priority is not None and str(priority) not in config.kueue.priorities:
+        known = ", ".join(sorted(config.kueue.priorities)) or "none"
+        problems.append(f"its label {kueue.PRIORITY_CLASS_LABEL}: {priority} names no WorkloadPriorityClass (the "
+                        f"stack's gpu-dra:kueue.priorities: {known}): Kueue makes no Workload for it")
     per_pod_charges: dict[tuple[str, str | None], int] = {}
 
     def charge(resource: str, device_class: str | None, count: int) -> None:

@@ -73,6 +73,19 @@ EXCLUDED_PREFIXES = ("cpu", "memory", "ephemeral-storage", "hugepages-")
 # until admitted (pkg/controller/jobs/pod/constants/constants.go:24).
 QUEUE_NAME_LABEL = "kueue.x-k8s.io/queue-name"
 ADMISSION_GATE = "kueue.x-k8s.io/admission"
+# A workload's priority in its queue: the WorkloadPriorityClass (cluster-scoped: {metadata.name, value (int32),
+# description}) its label names (pkg/controller/constants/constants.go:45-48; site/content/en/docs/concepts/
+# workload_priority_class.md). A class that does not exist stops Kueue making the Workload at all (ExtractPriority
+# returns the lookup's error: pkg/controller/jobframework/reconciler.go:1716-1724), so the job is never queued; a
+# workload without the label has priority 0 (the default class `default` is applied only with the alpha gate
+# WorkloadPriorityClassDefaulting, off in 0.19: pkg/features/kube_features.go:887-889).
+PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
+PRIORITY_RANGE = (-(2**31), 2**31 - 1)
+# What a ClusterQueue may preempt to admit a workload (spec.preemption, each defaulting to Never): in its own queue
+# (withinClusterQueue) and, to take back its nominal quota, in the cohort (reclaimWithinCohort)
+# (apis/kueue/v1beta2/clusterqueue_types.go:515-559).
+WITHIN_CLUSTER_QUEUE = ("Never", "LowerPriority", "LowerOrNewerEqualPriority")
+RECLAIM_WITHIN_COHORT = ("Never", "LowerPriority", "Any")
 # A plain pod's Workload is owned by the pod and labelled with its UID (pkg/controller/jobframework/reconciler.go:
 # 1606-1633).
 JOB_UID_LABEL = "kueue.x-k8s.io/job-uid"

@@ -49,14 +49,26 @@ def cluster_queue(stack: Stack, team: Team) -> dict[str, Any]:
         if device_class in queue.lending_limit:
             entry["lendingLimit"] = queue.lending_limit[device_class]
         resources.append(entry)
-    return {"apiVersion": kueue.API, "kind": "ClusterQueue", "metadata": {"name": team.name}, "spec": {
+    spec: dict[str, Any] = {
         "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": team.namespace_name}},
         "cohortName": cohort_of(stack.config, team),
         "resourceGroups": [{"coveredResources": [r["name"] for r in resources],
-                            "flavors": [{"name": FLAVOR, "resources": resources}]}]}}
+                            "flavors": [{"name": FLAVOR, "resources": resources}]}]}
+    if queue.preemption is not None:
+        spec["preemption"] = {"withinClusterQueue": queue.preemption.within_cluster_queue,
+                              "reclaimWithinCohort": queue.preemption.reclaim_within_cohort}
+    return {"apiVersion": kueue.API, "kind": "ClusterQueue", "metadata": {"name": team.name}, "spec": spec}
 
 
 def local_queue(team: Team) -> dict[str, Any]:
     return {"apiVersion": kueue.API, "kind": "LocalQueue",
             "metadata": {"name": LOCAL_QUEUE, "namespace": team.namespace_name}, "spec": {"clusterQueue": team.name}}
 
+
+
+def workload_priority_classes(stack: Stack) -> list[dict[str, Any]]:
+    """The stack's priorities as Kueue's WorkloadPriorityClasses (cluster-scoped; a workload names one with the label
+    facts/kueue.PRIORITY_CLASS_LABEL)."""
+    assert stack.config.kueue is not None
+    return [{"apiVersion": kueue.API, "kind": "WorkloadPriorityClass", "metadata": {"name": name}, "value": value}
+            for name, value in sorted(stack.config.kueue.priorities.items())]

@@ -4,7 +4,7 @@ ResourceQuota (docs/queues.md)."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -13,6 +13,9 @@ from gpu_dra.core.config.models.fields import DnsLabel, devices_per_class
 from gpu_dra.core.facts import kueue
 
 KueueVersion = Literal[kueue.VERSIONS]  # type: ignore[valid-type]
+WithinClusterQueue = Literal[kueue.WITHIN_CLUSTER_QUEUE]  # type: ignore[valid-type]
+ReclaimWithinCohort = Literal[kueue.RECLAIM_WITHIN_COHORT]  # type: ignore[valid-type]
+Priority = Annotated[int, Field(ge=kueue.PRIORITY_RANGE[0], le=kueue.PRIORITY_RANGE[1])]
 
 
 class Kueue(Model):
@@ -27,6 +30,23 @@ class Kueue(Model):
     cohort: DnsLabel = Field(default="gpu", description="The cohort the teams' ClusterQueues share, so that one "
                                                         "team borrows what another does not use (a team's queue may "
                                                         "name its own)")
+    priorities: dict[DnsLabel, Priority] = Field(
+        default_factory=dict, description="Kueue WorkloadPriorityClasses, name -> value: a workload names one with "
+                                          f"the label {kueue.PRIORITY_CLASS_LABEL}; higher values are admitted "
+                                          "first and, where a team's queue.preemption allows, preempt lower ones")
+
+
+class Preemption(Model):
+    """What the team's queue may preempt to admit a workload (Kueue's ClusterQueue spec.preemption).
+
+    Each defaults to Never, as in Kueue."""
+
+    within_cluster_queue: WithinClusterQueue = Field(
+        default="Never", description="The team's own running workloads of lower priority (LowerPriority), or of "
+                                     "equal priority and newer too (LowerOrNewerEqualPriority)")
+    reclaim_within_cohort: ReclaimWithinCohort = Field(
+        default="Never", description="Workloads of other teams borrowing this team's nominal quota: of lower "
+                                     "priority (LowerPriority) or any (Any)")
 
 
 class Queue(Model):
@@ -43,6 +63,7 @@ class Queue(Model):
         default_factory=dict, description="Per class, at most this many of its nominal lent to the cohort (a class "
                                           "left out: all of it)")
     cohort: DnsLabel | None = Field(default=None, description="Default: the stack's gpu-dra:kueue.cohort")
+    preemption: Preemption | None = Field(default=None, description="Default: Kueue's, never preempt")
 
     @field_validator("nominal_quota", "borrowing_limit", "lending_limit")
     @classmethod
