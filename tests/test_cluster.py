@@ -212,7 +212,11 @@ def test_forbidden_device_taint_rules_are_an_error_naming_the_resource_and_verb(
 
 
 @pytest.mark.parametrize("api_server", [
-    {"/apis/resource.k8s.io/v1beta2/devicetaintrules": _listing("DeviceTaintRule", [_taint_rule("gpu-7")])}],
+    {"/apis/resource.k8s.io/v1beta2/devicetaintrules": _listing("DeviceTaintRule", [_taint_rule("gpu-7")]),
+     # Kueue runs: its queues are read too.
+     "/apis/kueue.x-k8s.io/v1beta2/workloads": _listing("Workload", []),
+     "/apis/kueue.x-k8s.io/v1beta2/localqueues": _listing("LocalQueue", []),
+     "/apis/kueue.x-k8s.io/v1beta2/clusterqueues": _listing("ClusterQueue", [])}],
     indirect=True)
 def test_the_documented_cluster_role_grants_exactly_what_is_read(api_server: Path,
                                                                  api_requests: list[tuple[str, str]]) -> None:

@@ -33,6 +33,7 @@ class Read(NamedTuple):
     namespaced: bool = False
     selector: str = ""
     optional: bool = False
+    with_kind: str = ""  # read only where the read of this kind answered (an add-on's other kinds: one note)
 
 
 SLICES = Read("resource.k8s.io/v1", "resourceslices", "ResourceSlice")
@@ -48,10 +49,14 @@ SCHEDULING_EVENTS = Read("v1", "events", "Event", namespaced=True, selector="rea
 QUOTAS = Read("v1", "resourcequotas", "ResourceQuota", namespaced=True)
 # Kueue's Workloads: why a pod Kueue holds at its admission gate waits (gpu_dra.core.facts.kueue).
 WORKLOADS = Read("kueue.x-k8s.io/v1beta2", "workloads", "Workload", namespaced=True, optional=True)
+# Kueue's queues: a held pod's LocalQueue names its ClusterQueue, whose cohort may lend it quota.
+LOCAL_QUEUES = Read("kueue.x-k8s.io/v1beta2", "localqueues", "LocalQueue", namespaced=True, optional=True,
+                    with_kind="Workload")
+CLUSTER_QUEUES = Read("kueue.x-k8s.io/v1beta2", "clusterqueues", "ClusterQueue", optional=True, with_kind="Workload")
 
 # What explain and inventory read with FILEs; what `explain --cluster` alone reads to explain Pending pods.
 DEVICE_READS = (SLICES, CLASSES, CLAIMS, NODES)
-PENDING_READS = (*DEVICE_READS, TEMPLATES, PENDING_PODS, SCHEDULING_EVENTS, WORKLOADS)
+PENDING_READS = (*DEVICE_READS, TEMPLATES, PENDING_PODS, SCHEDULING_EVENTS, WORKLOADS, LOCAL_QUEUES, CLUSTER_QUEUES)
 # DeviceTaintRules have no version every cluster serves: resource.k8s.io/v1alpha3 from 1.33, v1beta2 from 1.36, v1
 # from 1.37 (`prerelease-lifecycle-gen:introduced` in kubernetes/api@v0.34.0:resource/v1alpha3/types.go,
 # @v0.36.0:resource/v1beta2/types.go, and @v0.37.0-beta.0:resource/v1/types.go, not yet released), and an alpha or

@@ -77,7 +77,11 @@ def read_cluster(kubeconfig: str | None, context: str | None,
         path, read = VERSION_PATH, SLICES
         try:
             state.version = reader.server_version()
+            refused: set[str] = set()  # the optional kinds not read
             for read in reads:
+                if read.with_kind in refused:
+                    listed[read.kind] = []
+                    continue
                 path = _path(read, namespace)
                 try:
                     listed[read.kind] = reader.list(path, read)
@@ -85,6 +89,7 @@ def read_cluster(kubeconfig: str | None, context: str | None,
                     if not read.optional or error.status not in (403, 404):
                         raise
                     listed[read.kind] = []
+                    refused.add(read.kind)
                     state.notes.append(_optional_note(read, error.status))
             for api_version in TAINT_RULE_VERSIONS:
                 read = Read(api_version, TAINT_RULES, "DeviceTaintRule")
@@ -146,8 +151,10 @@ def _optional_note(read: Read, status: int) -> str:
     if status == 404:
         return (f"the API server serves no {read.resource} in {read.api_version} (HTTP 404): Kueue is not installed "
                 "(or not at that API version), so no pod is judged as held by it")
-    return (f"the identity may not list {read.resource} (API group {group}, HTTP 403): pods Kueue holds are named "
-            "by their admission gate only; the ClusterRole in docs/troubleshooting.md grants it")
+    lost = ("pods Kueue holds are named by their admission gate only" if not read.with_kind else
+            "whether a held pod's cohort could lend it quota is not said")
+    return (f"the identity may not list {read.resource} (API group {group}, HTTP 403): {lost}; the ClusterRole in "
+            "docs/troubleshooting.md grants it")
 
 
 def _path(read: Read, namespace: str | None) -> str:

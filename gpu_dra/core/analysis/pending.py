@@ -12,8 +12,10 @@ devices other claims hold.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from decimal import Decimal
 from typing import Any
 
 from gpu_dra.core.analysis.explain import Explainer
@@ -21,6 +23,7 @@ from gpu_dra.core.analysis.inventory import Inventory
 from gpu_dra.core.analysis.pods import ClusterNode, PodReport, PodSpec, explain_pods, pods_from_objects
 from gpu_dra.core.data import mapping
 from gpu_dra.core.dra.claims import InUse, ResourceClaim
+from gpu_dra.core.dra.quantity import QuantityError, parse_quantity
 from gpu_dra.core.dra.scheduling import why_not_on
 from gpu_dra.core.facts import kueue
 
@@ -47,6 +50,7 @@ class QueueHold:
     queue: str  # the LocalQueue the pod names
     reason: str  # the QuotaReserved condition's reason (Pending, Inadmissible, ...), or ""
     message: str
+    cohort: str = ""  # whether its ClusterQueue's cohort could lend it the quota it lacks; "" where not judged
 
     def words(self) -> str:
         queue = f" in queue {self.queue}" if self.queue else ""
@@ -57,7 +61,8 @@ class QueueHold:
         return f"held by Kueue{queue}: Workload {self.workload}: {why}"
 
     def as_dict(self) -> dict[str, str]:
-        return {"workload": self.workload, "queue": self.queue, "reason": self.reason, "message": self.message}
+        return {"workload": self.workload, "queue": self.queue, "reason": self.reason, "message": self.message,
+                "cohort": self.cohort}
 
 
 def queue_holds(objects: Iterable[Mapping[str, Any]]) -> dict[str, QueueHold]:
@@ -91,9 +96,85 @@ def queue_holds(objects: Iterable[Mapping[str, Any]]) -> dict[str, QueueHold]:
                          if mapping(c).get("type") == "QuotaReserved"), {})
         waiting = reserved if reserved.get("status") != "True" else {}  # reserved: admission checks remain
         queue = queue or str(mapping(workload.get("spec")).get("queueName") or "")
-        holds[_name(obj)] = QueueHold(_name(workload), queue, str(waiting.get("reason") or ""),
-                                      str(waiting.get("message") or "").strip())
+        message = str(waiting.get("message") or "").strip()
+        short = _INSUFFICIENT.search(message) if waiting.get("reason") == "Pending" else None
+        cohort = cohort_lending(objects, str(meta.get("namespace") or "default"), queue, *short.groups()) \
+            if short else ""
+        holds[_name(obj)] = QueueHold(_name(workload), queue, str(waiting.get("reason") or ""), message, cohort)
     return holds
+
+
+# The flavor assigner's words for quota a workload lacks (kueue@v0.19.2:pkg/scheduler/flavorassigner/
+# flavorassigner.go:1368).
+_INSUFFICIENT = re.compile(r"insufficient unused quota for (\S+) in flavor (\S+), ")
+
+
+def cohort_lending(objects: Sequence[Mapping[str, Any]], namespace: str, local_queue: str, resource: str,
+                   flavor: str) -> str:
+    """Whether the cohort of the LocalQueue's ClusterQueue could lend it `resource` in `flavor` now, by the
+    ClusterQueues' spec and reservations: each other queue of the cohort lends what it does not use of its nominal
+    quota, at most its lendingLimit; what any queue borrows already is taken from that; the queue borrows at most its
+    borrowingLimit (kueue@v0.19.2:site/content/en/docs/concepts/cluster_queue.md:233-242). Flat cohorts only
+    (hierarchical Cohort objects are not read); "" where the queues were not read."""
+    locals_ = {(_name(o)): o for o in objects if o.get("kind") == "LocalQueue"}
+    queues = {str(mapping(o.get("metadata")).get("name")): o for o in objects if o.get("kind") == "ClusterQueue"}
+    local = locals_.get(f"{namespace}/{local_queue}")
+    name = str(mapping(mapping(local).get("spec")).get("clusterQueue") or "")
+    if name not in queues:
+        return ""
+    cohort = str(mapping(queues[name].get("spec")).get("cohortName") or "")
+    if not cohort:
+        return f"ClusterQueue {name} is in no cohort: it has no quota to borrow"
+    members = {n: _quota(q, resource, flavor) for n, q in queues.items()
+               if mapping(q.get("spec")).get("cohortName") == cohort}
+    lent = sum((min(max(Decimal(0), nominal - (total - borrowed)), lending if lending is not None else nominal)
+                for n, (nominal, lending, _, total, borrowed) in members.items() if n != name), Decimal(0))
+    free = max(Decimal(0), lent - sum((borrowed for *_, borrowed in members.values()), Decimal(0)))
+    _, _, limit, _, own_borrowed = members[name]
+    room = free if limit is None else min(free, max(Decimal(0), limit - own_borrowed))
+    capped = f", within its borrowingLimit ({_shown(limit)})" if limit is not None and room < free else ""
+    if room > 0:
+        return f"cohort {cohort} could lend ClusterQueue {name} {_shown(room)} {resource} now{capped}"
+    why = f"ClusterQueue {name} borrows its borrowingLimit ({_shown(limit)}) already" if capped else \
+        "the other queues use or keep the rest of their quota"
+    return f"cohort {cohort} has no {resource} to lend ClusterQueue {name} now: {why}"
+
+
+def _quota(queue: Mapping[str, Any], resource: str,
+           flavor: str) -> tuple[Decimal, Decimal | None, Decimal | None, Decimal, Decimal]:
+    """(nominal, lendingLimit, borrowingLimit, reserved in all, reserved beyond nominal) of a ClusterQueue."""
+    spec, status = mapping(queue.get("spec")), mapping(queue.get("status"))
+    nominal, lending, limit = Decimal(0), None, None
+    for group in spec.get("resourceGroups") or []:
+        for entry in mapping(group).get("flavors") or []:
+            if mapping(entry).get("name") != flavor:
+                continue
+            for quota in mapping(entry).get("resources") or []:
+                if mapping(quota).get("name") == resource:
+                    nominal = _amount(mapping(quota).get("nominalQuota")) or Decimal(0)
+                    lending, limit = _amount(mapping(quota).get("lendingLimit")), _amount(
+                        mapping(quota).get("borrowingLimit"))
+    total = borrowed = Decimal(0)
+    for entry in status.get("flavorsReservation") or []:
+        if mapping(entry).get("name") == flavor:
+            for used in mapping(entry).get("resources") or []:
+                if mapping(used).get("name") == resource:
+                    total = _amount(mapping(used).get("total")) or Decimal(0)
+                    borrowed = _amount(mapping(used).get("borrowed")) or Decimal(0)
+    return nominal, lending, limit, total, borrowed
+
+
+def _amount(value: Any) -> Decimal | None:
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        return parse_quantity(str(value))
+    except QuantityError:
+        return None
+
+
+def _shown(value: Decimal | None) -> str:
+    return f"{value.normalize():f}" if value is not None else ""
 
 
 def queue_hint(report: PodReport, hold: QueueHold) -> str:
@@ -103,8 +184,9 @@ def queue_hint(report: PodReport, hold: QueueHold) -> str:
             f"even then its claims are not allocatable: {report.reason}")
     if hold.reason == "Inadmissible":
         return f"Kueue will not admit it as it is: fix what its message says, then {kueue.STUCK_INADMISSIBLE}; {then}"
+    cohort = f" ({hold.cohort})" if hold.cohort else ""
     return ("Kueue admits it once its queue has the quota: devices freed in the team's queue, more lent by its "
-            f"cohort, or a larger queue.nominalQuota in the team file; {then}")
+            f"cohort{cohort}, or a larger queue.nominalQuota in the team file; {then}")
 
 
 def _name(obj: Mapping[str, Any]) -> str:
