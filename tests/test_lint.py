@@ -46,6 +46,8 @@ def rules(expression: str, context: SelectorContext = GPU) -> set[str]:
      f"{C}.memory.compareTo(quantity('79Gi')) >= 0 && {D}.productName.matches('H100')", GPU),
     ("memory-above-reported", f"{C}.memory.isGreaterThan(quantity('141Gi'))",
      f"{C}.memory.isGreaterThan(quantity('140Gi'))", GPU),
+    ("memory-without-unit", f"{C}.memory.compareTo(quantity('40')) >= 0",
+     f"{C}.memory.compareTo(quantity('40Gi')) >= 0", GPU),
 ])
 def test_rule(rule: str, bad: str, good: str, context: SelectorContext) -> None:
     assert rule in rules(bad, context)

@@ -13,7 +13,7 @@ from gpu_dra.core.dra.cel import regex
 from gpu_dra.core.dra.cel.lexer import Lookup, Token, device_lookups, tokenize
 from gpu_dra.core.dra.quantity import QuantityError, parse_quantity
 from gpu_dra.core.facts import nvidia
-from gpu_dra.core.facts.hardware import GPU_MODELS, KNOWN_PRODUCT_NAMES
+from gpu_dra.core.facts.hardware import GPU_MODELS, KNOWN_PRODUCT_NAMES, LEAST_MEMORY
 from gpu_dra.core.facts.target import Target
 from gpu_dra.core.findings import ERROR, WARNING, Finding
 
@@ -187,6 +187,11 @@ def _memory_findings(tokens: list[Token], patterns: list[str]) -> list[Finding]:
     except QuantityError:
         return []
     findings = []
+    if wanted < LEAST_MEMORY:  # a quantity without its unit: Kubernetes reads quantity('40') as 40 bytes
+        example = f"{threshold}Gi" if threshold.isdigit() else "20Gi"
+        return [Finding("memory-without-unit", WARNING,
+                        f"quantity('{threshold}') is {wanted.normalize():f} bytes, which every GPU has: the threshold "
+                        "selects every device", f"give the size in Gi: quantity('{example}')")]
     for model in GPU_MODELS.values():
         if patterns and not any(_regex_matches(p, model.product_name) for p in patterns):
             continue

@@ -95,6 +95,10 @@ INSTANCE_TYPES: dict[str, InstanceType] = {t.name: t for t in (
 
 # Product names the driver is known to publish (NVML device names; docs/sources.md#published-attributes) plus the
 # instance catalog's.
+# The least a GPU memory threshold may say: every GPU and MIG slice in GPU_MODELS has GiBs, so a count below a MiB is a
+# quantity written without its unit (Kubernetes reads quantity('40') as 40 bytes, which every device has).
+LEAST_MEMORY = 2**20
+
 KNOWN_PRODUCT_NAMES = sorted({m.product_name for m in GPU_MODELS.values()} | {
     "NVIDIA A100 80GB PCIe", "NVIDIA A100-PCIE-40GB", "NVIDIA GB200", "NVIDIA GB300", "NVIDIA A30",
     "Tesla P100-PCIE-16GB", "GRID A100-8C"})

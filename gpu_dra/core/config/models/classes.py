@@ -9,7 +9,7 @@ from pydantic import Field, model_validator
 
 from gpu_dra.core.config.models.base import Model, field_error
 from gpu_dra.core.config.models.choices import DeviceType
-from gpu_dra.core.config.models.fields import Description, DnsSubdomain, Quantity
+from gpu_dra.core.config.models.fields import Description, DnsSubdomain, MemorySize
 from gpu_dra.core.facts.nvidia import DRIVER_NAME
 
 
@@ -18,7 +18,8 @@ class Match(Model):
 
     products: list[str] | None = Field(default=None, min_length=1,
                                        description="Substrings of productName, e.g. [A100, H100]")
-    min_memory: Quantity | None = Field(default=None, description="At least this much GPU memory, e.g. 20Gi")
+    min_memory: MemorySize | None = Field(default=None, description="At least this much GPU memory, with its unit, "
+                                                                    "e.g. 20Gi (at least 1Mi)")
     architectures: list[str] | None = Field(default=None, min_length=1, description="e.g. [Hopper, Ampere]")
     min_compute_capability: str | None = Field(default=None, pattern=r"^\d+\.\d+(\.\d+)?$")
     min_driver_version: str | None = Field(default=None, pattern=r"^\d+(\.\d+){0,2}$")

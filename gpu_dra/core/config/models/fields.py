@@ -4,13 +4,13 @@ descriptions, GPU instance types, paths in the repository."""
 from __future__ import annotations
 
 import re
-from typing import Annotated
+from typing import Annotated, Any
 
-from pydantic import AfterValidator
+from pydantic import AfterValidator, BeforeValidator
 
 from gpu_dra.core.dra import metadata
 from gpu_dra.core.dra.quantity import QuantityError, parse_quantity
-from gpu_dra.core.facts.hardware import INSTANCE_TYPES
+from gpu_dra.core.facts.hardware import INSTANCE_TYPES, LEAST_MEMORY
 
 DESCRIPTION_ANNOTATION = "gpu-dra.io/description"  # where render puts a description
 
@@ -50,6 +50,22 @@ def _quantity(value: str) -> str:
     except QuantityError as exc:
         raise ValueError(str(exc)) from None
     return str(value)
+
+
+def _memory_unit(value: Any) -> Any:
+    """A bare number, before the string check: YAML's 40 is no memory size, and quoting it ("40") makes 40 bytes."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        raise ValueError(f"{value} needs a unit: {value}Gi for {value} GiB ({value} alone is {value} bytes, which "
+                         "every GPU has)")
+    return value
+
+
+def _memory_size(value: str) -> str:
+    if parse_quantity(value) < LEAST_MEMORY:
+        example = f"{value.strip()}Gi" if value.strip().isdigit() else "20Gi"
+        raise ValueError(f"{value} is {parse_quantity(value).normalize():f} bytes, which every GPU has: give a "
+                         f"size in Gi, e.g. {example}")
+    return value
 
 
 def _qualified_name(value: str) -> str:
@@ -92,5 +108,6 @@ RepositoryPath = Annotated[str, AfterValidator(_repository_path)]
 DnsLabel = Annotated[str, AfterValidator(dns_label)]
 DnsSubdomain = Annotated[str, AfterValidator(dns_subdomain)]
 Quantity = Annotated[str, AfterValidator(_quantity)]
+MemorySize = Annotated[str, BeforeValidator(_memory_unit), AfterValidator(_quantity), AfterValidator(_memory_size)]
 QualifiedName = Annotated[str, AfterValidator(_qualified_name)]
 Description = Annotated[str, AfterValidator(_description)]
