@@ -81,7 +81,12 @@ STACK_MISTAKES = [
     ("misspelt-key", ["gpu-dra:nodeGroups", 0, "diskSze"], 300,
      "gpu-dra:nodeGroups[0].diskSze: unknown key; did you mean 'diskSize'?"),
     ("unknown-instance", ["gpu-dra:nodeGroups", 0, "instanceTypes"], ["p5.96xlarge"],
-     "gpu-dra:nodeGroups[0].instanceTypes[0]: unknown GPU instance type 'p5.96xlarge'; known: "),
+     "gpu-dra:nodeGroups[0].instanceTypes[0]: unknown GPU instance type 'p5.96xlarge'; did you mean 'p5.4xlarge'? p5 "
+     "sizes: 4xlarge, 48xlarge"),
+    ("instance-type-typo", ["gpu-dra:nodeGroups", 0, "instanceTypes"], ["g6e.12xlarg"],
+     "unknown GPU instance type 'g6e.12xlarg'; did you mean 'g6e.12xlarge'? g6e sizes: xlarge, 2xlarge"),
+    ("instance-family-unknown", ["gpu-dra:nodeGroups", 0, "instanceTypes"], ["x9.large"],
+     "unknown GPU instance type 'x9.large'; GPU families: g4dn, g5, g5g,"),
     ("bad-environment", ["gpu-dra:environment"], "production",
      "gpu-dra:environment: must be one of 'dev', 'staging' or 'prod' (got 'production')"),
     ("old-kubernetes", ["gpu-dra:cluster", "kubernetesVersion"], "1.33",
@@ -403,6 +408,9 @@ REVIEW_MISTAKES = [
     ("attribute-name-not-identifier", "stacks/teams/training.yaml",
      ["claimTemplates", 1, "constraints", 0, "matchAttribute"], "resource.kubernetes.io/pcie-root.x",
      "must be a domain and a name separated by a slash"),
+    ("class-typo", "stacks/teams/inference.yaml", ["claimTemplates", 1, "requests", 0, "deviceClass"], "gpu-l40",
+     "claimTemplates[1].requests[0].deviceClass: class 'gpu-l40' is neither declared by this stack's "
+     "gpu-dra:deviceClasses nor installed by the chart; did you mean 'gpu-l40s'? known: "),
     # Quoting a bare number (what a string field's hint says) would make it 20 bytes: a memory size needs its unit.
     ("unquoted-memory", "stacks/teams/inference.yaml", ["claimTemplates", 0, "requests", 0, "match", "minMemory"], 20,
      "minMemory: 20 needs a unit: 20Gi for 20 GiB (20 alone is 20 bytes, which every GPU has)"),

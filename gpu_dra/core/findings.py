@@ -8,6 +8,8 @@ which rule fired and where.
 from __future__ import annotations
 
 import dataclasses
+import difflib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,3 +65,11 @@ class ConfigError(Exception):
     def __init__(self, findings: list[Finding]):
         self.findings = sorted(set(findings), key=lambda f: (f.file, f.line or 0, f.path, f.message))
         super().__init__("\n".join(str(f) for f in self.findings))
+
+
+def did_you_mean(value: str, choices: Iterable[str]) -> str:
+    """"did you mean 'x'? " for the choice closest to a mistyped value, "" when none is close (a similarity of 0.8: a
+    letter or two off, not a name that merely shares a suffix): what a message puts before the list of what there
+    is."""
+    guess = difflib.get_close_matches(value, list(choices), n=1, cutoff=0.8)
+    return f"did you mean {guess[0]!r}? " if guess else ""

@@ -30,7 +30,7 @@ from gpu_dra.core.config.models import (
 from gpu_dra.core.config.queue_rules import QueueProblem, queue_problems
 from gpu_dra.core.config.stack_rules import STACK_RULES, StackParts
 from gpu_dra.core.facts import nvidia, nvidia_driver
-from gpu_dra.core.findings import ConfigError, Finding, config_finding
+from gpu_dra.core.findings import ConfigError, Finding, config_finding, did_you_mean
 from gpu_dra.core.yamlsource import Loc, Located, format_path, read_yaml
 
 PREFIX = f"{CONFIG_NAMESPACE}:"
@@ -450,13 +450,14 @@ def _undeclared_classes(team: Team, own: Located, hosting: TeamHosting | None, d
                     where: Loc = ("claimTemplates", t, "requests", r, *loc, "deviceClass")
                     problems.append(config_finding(
                         file, format_path(where), f"class {name!r} is neither declared by this stack's "
-                                                  f"gpu-dra:deviceClasses nor {installed} (known: {known})",
+                                                  f"gpu-dra:deviceClasses nor {installed}; "
+                                                  f"{did_you_mean(name, declared)}known: {known}",
                         own.line(where)))
     overridden = hosting.quota.devices if hosting and hosting.quota else {}
     for name in team.quota.devices:
         if name in declared:
             continue
-        message = f"class {name!r} is not declared by this stack (known: {known})"
+        message = f"class {name!r} is not declared by this stack; {did_you_mean(name, declared)}known: {known}"
         if name in overridden:  # the stack's override names it
             problems.append(config_finding(stack, f"{PREFIX}teams.{team.name}.quota.devices[{name!r}]", message,
                                            _at(located, "teams", team.name, "quota", "devices", name)))

@@ -11,6 +11,7 @@ from pydantic import AfterValidator, BeforeValidator
 from gpu_dra.core.dra import metadata
 from gpu_dra.core.dra.quantity import QuantityError, parse_quantity
 from gpu_dra.core.facts.hardware import INSTANCE_TYPES, LEAST_MEMORY
+from gpu_dra.core.findings import did_you_mean
 
 DESCRIPTION_ANNOTATION = "gpu-dra.io/description"  # where render puts a description
 
@@ -84,13 +85,14 @@ def _description(value: str) -> str:
 
 
 def _gpu_instance_type(value: str) -> str:
+    """One of the catalog's GPU instance types: a typo gets the closest, else the sizes of its family (or the
+    families), not the whole catalog."""
     if value not in INSTANCE_TYPES:
-        families: dict[str, list[str]] = {}
-        for name in INSTANCE_TYPES:
-            family, size = name.split(".", 1)
-            families.setdefault(family, []).append(size)
-        known = "; ".join(f"{family}.{{{','.join(sizes)}}}" for family, sizes in sorted(families.items()))
-        raise ValueError(f"unknown GPU instance type {value!r}; known: {known}")
+        family = value.split(".", 1)[0]
+        sizes = [t for t in INSTANCE_TYPES if t.split(".", 1)[0] == family]  # in the catalog's order
+        known = (f"{family} sizes: {', '.join(s.split('.', 1)[1] for s in sizes)}" if sizes else
+                 f"GPU families: {', '.join(dict.fromkeys(t.split('.', 1)[0] for t in sorted(INSTANCE_TYPES)))}")
+        raise ValueError(f"unknown GPU instance type {value!r}; {did_you_mean(value, INSTANCE_TYPES)}{known}")
     return value
 
 
