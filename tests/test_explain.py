@@ -194,6 +194,17 @@ def test_stack_templates_on_the_stack_fleet() -> None:
     assert result.returncode == 0
 
 
+def test_a_claim_named_by_its_team_instead_of_its_namespace_is_pointed_at() -> None:
+    """training's namespace is ml-training: the template of that name there is suggested, and what exists listed."""
+    result = gpu_dra("explain", "--stack", "prod", "--claim", "training/h100-x8")
+    assert result.returncode == 2
+    assert result.stderr.startswith("gpu-dra: no claim or claim template named 'training/h100-x8' in the inputs; "
+                                    "did you mean 'ml-training/h100-x8'? there are: gpu-ops/all-gpus-monitoring, "
+                                    "inference/gpu-20gb-any, ")
+    typo = gpu_dra("explain", "--stack", "prod", "--claim", "ml-training/h100-x9")
+    assert "did you mean 'ml-training/h100-x8'?" in typo.stderr
+
+
 def test_explain_cli_on_a_real_dump(tmp_path: Path) -> None:
     template = tmp_path / "claim.yaml"
     template.write_text(yaml.safe_dump({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",

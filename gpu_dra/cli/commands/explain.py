@@ -51,6 +51,7 @@ from gpu_dra.core.dra.objects import ObjectError
 from gpu_dra.core.facts import auto_mode, gates, nvidia
 from gpu_dra.core.facts.gates import nearest_version
 from gpu_dra.core.facts.target import Platform, Target
+from gpu_dra.core.findings import did_you_mean
 from gpu_dra.core.yamlsource import collector_paused, format_path
 
 EXAMPLES = """examples:
@@ -201,19 +202,22 @@ def _chosen(args: argparse.Namespace, claims: list[ResourceClaim], pods: list[Po
     """The claims and pods --claim and --pod name (by name or namespace/name), or all of them; with --cluster and no
     FILE or --claim, only the Pending pods."""
     if args.claim:
-        claims = [c for c in claims if args.claim in (c.name, c.name.rsplit("/", 1)[-1])]
-        if not claims:
-            raise UsageError(f"no claim or claim template named {cut(args.claim, 100)!r} in the inputs")
+        named = [c for c in claims if args.claim in (c.name, c.name.rsplit("/", 1)[-1])]
+        if not named:
+            raise UsageError(f"no claim or claim template named {cut(args.claim, 100)!r} in the inputs; "
+                             f"{_what_there_is(args.claim, [c.name for c in claims])}")
+        claims = named
     if pending:
         claims = []
     if args.pod:
-        pods = [p for p in pods if args.pod in (p.name, p.name.rsplit("/", 1)[-1])]
+        every_pod, pods = pods, [p for p in pods if args.pod in (p.name, p.name.rsplit("/", 1)[-1])]
         if not pods and pending:
             raise UsageError(f"no Pending pod with resource claims named {cut(args.pod, 100)!r} in the cluster"
                              + (f"'s namespace {cut(args.namespace, 63)}" if args.namespace else "")
                              + " (a pod that is running or names no claims is not explained)")
         if not pods:
-            raise UsageError(f"no pod or workload with resource claims named {cut(args.pod, 100)!r} in the inputs")
+            raise UsageError(f"no pod or workload with resource claims named {cut(args.pod, 100)!r} in the inputs; "
+                             f"{_what_there_is(args.pod, [p.name for p in every_pod])}")
         if not args.claim:
             claims = []
     if not claims and not pods and not pending:
@@ -262,6 +266,17 @@ def _judged(claim_reports: list[tuple[ResourceClaim, ClaimReport]], pod_reports:
 
 def _classes_used(claim: ResourceClaim) -> list[str]:
     return sorted({choice.device_class for request in claim.requests for choice in request.choices})
+
+
+def _what_there_is(wanted: str, names: list[str], shown: int = 12) -> str:
+    """What --claim or --pod could have named: the same name in another namespace (a team's name given for its
+    namespace), else the closest, then the names there are."""
+    if not names:
+        return "the inputs have none"
+    same = [n for n in names if n.rsplit("/", 1)[-1] == wanted.rsplit("/", 1)[-1]]
+    hint = f"did you mean {same[0]!r}? " if same else did_you_mean(wanted, names)
+    more = f", and {len(names) - shown} more" if len(names) > shown else ""
+    return f"{hint}there are: {', '.join(sorted(names)[:shown])}{more}"
 
 
 def _assumed_classes(judged: Judged, defined: dict[str, list[str]]) -> list[str]:
