@@ -106,6 +106,22 @@ def test_logs_cli_one_pod_shows_every_line(tmp_path: Path) -> None:
     assert one.count("Starting allocation") == 50 and "ml/p1" not in one
 
 
+def test_a_pod_not_in_the_log_is_said_and_exits_1(tmp_path: Path) -> None:
+    """`--pod` with a name the log does not have (a team's name for its namespace, a typo) says so, like grep's 1."""
+    result = gpu_dra("logs", str(ROOT / "tests" / "data" / "scheduler-klog.log"), "--pod", "training/trainer-0")
+    assert result.returncode == 1
+    assert "note: no DRA line of pod training/trainer-0 in " in result.stdout
+    assert gpu_dra("logs", str(ROOT / "tests" / "data" / "scheduler-klog.log"), "--pod", "ml/trainer-0").returncode == 0
+
+
+def test_an_empty_log_is_said(tmp_path: Path) -> None:
+    (tmp_path / "empty.log").write_text("")
+    result = gpu_dra("logs", str(tmp_path / "empty.log"))
+    assert result.returncode == 0
+    assert "note: the log is empty: nothing was read" in result.stdout
+    assert "--vmodule" not in result.stdout  # no verbosity advice for a log that is not there
+
+
 def test_one_pod_piped_into_head_ends_quietly(tmp_path: Path) -> None:
     """`gpu-dra logs --pod P FILE | head`: the reader goes away while lines are still printed as they are read; that
     is the end of the run (exit 0, nothing said), not "cannot read" the log."""

@@ -8,7 +8,7 @@ import stat
 import sys
 from collections.abc import Iterable, Iterator
 
-from gpu_dra.cli.process import EXIT_OK, UsageError
+from gpu_dra.cli.process import EXIT_FINDINGS, EXIT_OK, UsageError
 from gpu_dra.core.analysis import schedlogs
 from gpu_dra.core.analysis.schedlogs import KeptLine, LogReport
 
@@ -20,6 +20,9 @@ EXAMPLES = """examples:
   aws logs filter-log-events --log-group-name /aws/eks/prod/cluster --log-stream-name-prefix kube-scheduler \\
       --start-time $(date -d '-1 hour' +%s000) > events.json && gpu-dra logs events.json
   go test ./pkg/scheduler/framework/plugins/dynamicresources/ -run TestPlugin -v 2>&1 | gpu-dra logs -
+
+exit codes: 0 the log was read (its DRA lines, if any, reported), 1 --pod names a pod with no DRA line in the log,
+2 bad input (a file that cannot be read, a device)
 """
 
 FILE_HELP = ("kube-scheduler or kubelet log: klog text or JSON, also behind a container runtime's or journald's "
@@ -60,6 +63,12 @@ def run(args: argparse.Namespace) -> int:
                          f"`gpu-dra logs --pod NAME {name}` reads one pod's lines in one process and keeps only "
                          "those") from None
     _write(_report(report, bool(args.pod)))
+    if args.pod and args.pod not in report.pods:
+        where = "standard input" if name == "-" else name
+        _write(["", f"note: no DRA line of pod {args.pod} in {where} ({report.scanned} line(s) read): the scheduler "
+                    "did not log one for it at this verbosity, or the name is another's (namespace/name); "
+                    f"`gpu-dra logs {name}` lists the pods it has"])
+        return EXIT_FINDINGS
     return EXIT_OK
 
 
@@ -68,6 +77,10 @@ def _report(report: LogReport, one_pod: bool) -> Iterator[str]:
     the one pod asked for, whose lines were printed as read, the reason), then the notes."""
     panics = f", {report.panics} panic(s)" if report.panics else ""
     yield f"{report.kept} DRA line(s) of {report.scanned} read, {len(report.pods)} pod(s){panics}"
+    if not report.scanned:
+        yield ""
+        yield "note: the log is empty: nothing was read (a wrong file, or a command that printed nothing to the pipe)"
+        return
     for pod in report.pods.values():
         if not one_pod:
             claims = ", ".join(sorted(pod.claims))
