@@ -366,6 +366,22 @@ def test_a_malformed_kubeconfig_is_bad_input_naming_the_file(tmp_path: Path, tex
     assert result.stderr.startswith("gpu-dra: kubeconfig kubeconfig: ") and "Traceback" not in result.stderr
 
 
+@pytest.mark.parametrize("args, env, said", [
+    (["--kubeconfig", "missing.yaml"], {}, "kubeconfig missing.yaml: no such file (--kubeconfig); "),
+    ([], {"KUBECONFIG": "a.yaml:b.yaml"}, "kubeconfig a.yaml:b.yaml: no such file (KUBECONFIG); "),
+    ([], {"KUBECONFIG": "", "HOME": "."}, "kubeconfig ~/.kube/config: no such file (the default); "),
+])
+def test_a_missing_kubeconfig_says_how_to_get_one(tmp_path: Path, args: list[str], env: dict[str, str],
+                                                  said: str) -> None:
+    """Not "Invalid kube-config file": which file, and how to name or write one."""
+    result = subprocess.run([sys.executable, "-m", "gpu_dra.cli.main", "inventory", "--cluster", *args], cwd=tmp_path,
+                            capture_output=True, text=True, timeout=60,
+                            env={**os.environ, "PYTHONPATH": str(ROOT), **env})
+    assert result.returncode == 2
+    assert result.stderr == f"gpu-dra: {said}name one with --kubeconfig FILE or KUBECONFIG, or write one for an EKS " \
+                            "cluster: aws eks update-kubeconfig --name CLUSTER\n"
+
+
 def test_a_server_that_is_no_url_is_bad_input(tmp_path: Path) -> None:
     kubeconfig = _kubeconfig(tmp_path / "kubeconfig", "lab.example:6443", {"token": "t"})
     result, _ = _timed("inventory", "--cluster", "--kubeconfig", str(kubeconfig))

@@ -168,6 +168,12 @@ def client_configuration(kubeconfig: str | None, context: str | None, source: st
     """The client configuration of the kubeconfig's context, its credentials fetched, or a ClusterError naming the
     file."""
     configuration = client.Configuration()
+    files = [kubeconfig] if kubeconfig else [f for f in os.environ.get("KUBECONFIG", "").split(os.pathsep) if f] \
+        or ["~/.kube/config"]
+    if not any(os.path.exists(os.path.expanduser(f)) for f in files):
+        given = "--kubeconfig" if kubeconfig else "KUBECONFIG" if os.environ.get("KUBECONFIG") else "the default"
+        raise ClusterError(f"kubeconfig {source}: no such file ({given}); name one with --kubeconfig FILE or "
+                           "KUBECONFIG, or write one for an EKS cluster: aws eks update-kubeconfig --name CLUSTER")
     try:
         with _checked_kubeconfig_files():
             config.load_kube_config(config_file=kubeconfig, context=context, client_configuration=configuration)
