@@ -93,6 +93,9 @@ STACK_MISTAKES = [
      "gpu-dra:cluster.kubernetesVersion: 1.33 is too old: DRA's resource.k8s.io/v1 API is GA from 1.34"),
     ("future-kubernetes", ["gpu-dra:cluster", "kubernetesVersion"], "1.38",
      "gpu-dra:cluster.kubernetesVersion: 1.38 is not supported yet"),
+    ("next-version", ["gpu-dra:cluster", "kubernetesVersion"], "1.37",
+     "gpu-dra:cluster.kubernetesVersion: 1.37 is not supported yet: EKS does not offer 1.37 yet; stacks run 1.34, "
+     "1.35, 1.36"),
     ("unquoted-version", ["gpu-dra:cluster", "kubernetesVersion"], 1.4,
      "gpu-dra:cluster.kubernetesVersion: 1.4 is ambiguous as a number"),
     ("world-open-prod", ["gpu-dra:cluster", "endpoint"],

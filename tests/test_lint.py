@@ -16,7 +16,7 @@ from gpu_dra.core.facts.target import Platform, Target
 from gpu_dra.core.yamlsource import parse_documents
 
 from .conftest import ROOT
-from .test_cli import gpu_dra
+from .test_cli import gpu_dra, gpu_dra_process
 
 GPU = SelectorContext(device_types=("gpu",))
 D = "device.attributes['gpu.nvidia.com']"
@@ -379,3 +379,28 @@ def test_odd_kind_or_a_huge_api_version_is_not_a_crash(tmp_path: Path, head: str
     result = gpu_dra("lint", str(path))
     assert result.returncode in (0, 1), result.stderr
     assert "internal error" not in result.stderr and len(result.stdout) < 2000
+
+
+@pytest.mark.parametrize("version, why", [
+    ("1.37", "EKS does not offer 1.37 yet; stacks run 1.34, 1.35, 1.36"),
+    ("1.33", "1.33 serves DRA only as beta APIs, off unless enabled (EKS enables none); stacks run 1.34, 1.35, 1.36"),
+])
+def test_a_version_no_stack_runs_is_judged_with_a_warning(version: str, why: str) -> None:
+    """One list of versions: lint judges manifests at any minor whose gate table it has, and says where stacks would
+    refuse it (the stack files' kubernetesVersion takes STACK_VERSIONS only)."""
+    result = gpu_dra_process("lint", "--kubernetes-version", version, str(GUIDE))
+    assert result.returncode == 1  # the guide's example has findings at every version
+    assert result.stderr == f"gpu-dra: warning: --kubernetes-version {version}: judged by its own gate table, but " \
+                            f"{why}\n"
+    assert gpu_dra_process("lint", "--kubernetes-version", "1.36", str(GUIDE)).stderr == ""
+
+
+@pytest.mark.parametrize("path", ["stacks/teams/inference.yaml", "stacks/Pulumi.prod.yaml"])
+def test_lint_of_a_gpu_dra_file_points_at_check(path: str) -> None:
+    result = gpu_dra("lint", path)
+    assert result.returncode == 0
+    assert result.stdout.splitlines() == [
+        "no DeviceClass, ResourceClaim or ResourceClaimTemplate found",
+        f"{path} is a gpu-dra stack or team file, not Kubernetes manifests: `gpu-dra check --stack S` lints the claim "
+        "templates and classes the stack renders from it (`gpu-dra render --stack S --out DIR` writes them, for lint)"]
+    assert "gpu-dra check" not in gpu_dra("lint", "Pulumi.yaml").stdout  # a file of neither kind: nothing to point at

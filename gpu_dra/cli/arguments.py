@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import argparse
 import re
+import sys
 
 from gpu_dra.cli.process import UsageError
 from gpu_dra.cli.text import cut
 from gpu_dra.core.dra.quantity import QuantityError, parse_quantity
-from gpu_dra.core.facts.gates import VERSIONS
+from gpu_dra.core.facts.gates import STACK_VERSIONS, VERSIONS, stack_version_note
 
 # Pulumi's rule for stack names (ParseStackName, pulumi/pulumi sdk/go/common/tokens); it is also part of a file name.
 _STACK_NAME = re.compile(r"[A-Za-z0-9_.-]{1,100}")
@@ -45,9 +46,14 @@ def memory_size(text: str) -> int:
 
 
 def check_kubernetes_version(version: str | None) -> None:
-    """`--kubernetes-version`, before any input is read: one of the minor versions whose gates gpu-dra knows."""
+    """`--kubernetes-version`, before any input is read: one of the minor versions whose gates gpu-dra knows, with a
+    warning where no stack may run it (the same list the stack files are held to)."""
     if version is not None and version not in VERSIONS:
-        raise UsageError(f"--kubernetes-version {cut(version, 40)}: known versions {', '.join(VERSIONS)}")
+        raise UsageError(f"--kubernetes-version {cut(version, 40)}: known versions {', '.join(VERSIONS)} "
+                         f"(stacks run {', '.join(STACK_VERSIONS)})")
+    if version is not None and (note := stack_version_note(version)):
+        print(f"gpu-dra: warning: --kubernetes-version {version}: judged by its own gate table, but {note}",
+              file=sys.stderr)
 
 
 def stack_options(parser: argparse.ArgumentParser, all_stacks_help: str = "every stack in stacks/") -> None:

@@ -56,21 +56,38 @@ def run(args: argparse.Namespace) -> int:
                     release_level_of(args.chart_version))
     findings: list[Finding] = []
     objects: list[ManifestObject] = []
+    gpu_dra_files: list[str] = []
     for name, documents in read_inputs(args.paths):
         for obj in objects_in(name, documents):
             objects.append(obj)
             findings.extend(lint_object(obj, target))
+        if any(_gpu_dra_file(d.data) for d in documents):
+            gpu_dra_files.append(name)
     counts = severity_counts(findings)
     if args.format == "json":
         print(json.dumps({"findings": [f.as_dict() for f in findings]}, indent=2))
     else:
-        _print_lint(objects, findings, counts)
+        _print_lint(objects, findings, counts, gpu_dra_files)
     return EXIT_FINDINGS if counts["error"] else EXIT_OK
 
 
-def _print_lint(objects: list[ManifestObject], findings: list[Finding], counts: dict[str, int]) -> None:
+def _gpu_dra_file(data: object) -> bool:
+    """A team file (name, namespace, quota, claimTemplates) or a stack file (config: gpu-dra:...), not manifests."""
+    if not isinstance(data, dict) or "kind" in data:
+        return False
+    config = data.get("config")
+    return bool({"claimTemplates", "quota", "queue"} & set(data)) or (
+        isinstance(config, dict) and any(str(k).startswith("gpu-dra:") for k in config))
+
+
+def _print_lint(objects: list[ManifestObject], findings: list[Finding], counts: dict[str, int],
+                gpu_dra_files: list[str]) -> None:
     if not objects:
         print("no DeviceClass, ResourceClaim or ResourceClaimTemplate found")
+        for name in gpu_dra_files:
+            print(f"{name} is a gpu-dra stack or team file, not Kubernetes manifests: `gpu-dra check --stack S` "
+                  "lints the claim templates and classes the stack renders from it (`gpu-dra render --stack S --out "
+                  "DIR` writes them, for lint)")
         return
     for obj in objects:
         mine = [f for f in findings if f.object == obj.name and f.file == obj.file]

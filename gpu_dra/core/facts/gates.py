@@ -16,6 +16,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 VERSIONS = ("1.33", "1.34", "1.35", "1.36", "1.37")
+# Of those, the versions a stack may run: DRA's resource.k8s.io/v1 is GA from 1.34 (1.33 serves only the beta APIs,
+# off unless enabled, and EKS enables none), and EKS offers 1.36 at the newest (gpu_dra.core.facts.eks.
+# SUPPORT_CALENDAR). lint and explain judge manifests at any of VERSIONS: a cluster of another platform, or the next
+# release before EKS offers it.
+STACK_VERSIONS = ("1.34", "1.35", "1.36")
+
+
+def stack_version_note(version: str) -> str:
+    """Why `version`, which lint and explain judge, is not one a stack may run; "" where it is."""
+    if version in STACK_VERSIONS:
+        return ""
+    stacks = f"stacks run {', '.join(STACK_VERSIONS)}"
+    if VERSIONS.index(version) < VERSIONS.index(STACK_VERSIONS[0]):
+        return f"{version} serves DRA only as beta APIs, off unless enabled (EKS enables none); {stacks}"
+    return f"EKS does not offer {version} yet; {stacks}"
 # Of new stacks, and what lint, explain and the pack assume when none is named: a version in EKS standard support
 # (gpu_dra.core.facts.eks.SUPPORT_CALENDAR; 1.34 left it on 2026-12-02).
 DEFAULT_KUBERNETES_VERSION = "1.35"

@@ -20,7 +20,7 @@ from gpu_dra.core.facts.eks import EXTENDED_PRICE_PER_HOUR, STANDARD_PRICE_PER_H
 from gpu_dra.core.facts.gates import DEFAULT_KUBERNETES_VERSION
 from gpu_dra.core.facts.target import Platform
 
-SUPPORTED_KUBERNETES_VERSIONS = ("1.34", "1.35", "1.36")
+SUPPORTED_KUBERNETES_VERSIONS = gates.STACK_VERSIONS
 # An EKS add-on version as DescribeAddonVersions names it
 AddonVersion = Annotated[str, Field(pattern=r"^v\d+\.\d+\.\d+-eksbuild\.\d+$")]
 
@@ -117,7 +117,9 @@ def _kubernetes_version(text: str) -> str:
         raise ValueError(f"{text} is too old: DRA's resource.k8s.io/v1 API is GA from 1.34; "
                          f"use one of {', '.join(SUPPORTED_KUBERNETES_VERSIONS)}")
     if text not in SUPPORTED_KUBERNETES_VERSIONS:
-        raise ValueError(f"{text} is not supported yet; use one of {', '.join(SUPPORTED_KUBERNETES_VERSIONS)}")
+        why = gates.stack_version_note(text) if text in gates.VERSIONS else \
+            f"gpu-dra knows no newer release; stacks run {', '.join(SUPPORTED_KUBERNETES_VERSIONS)}"
+        raise ValueError(f"{text} is not supported yet: {why}")
     return text
 
 
