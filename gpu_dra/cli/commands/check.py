@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from gpu_dra import __version__
 from gpu_dra.cli import check
@@ -11,7 +12,7 @@ from gpu_dra.cli.arguments import stack_options
 from gpu_dra.cli.base_ref import namespaces_at
 from gpu_dra.cli.process import EXIT_FINDINGS, EXIT_OK, UsageError
 from gpu_dra.cli.project import project_root, selected_stacks
-from gpu_dra.core.config.loader import build_loaded_stack, stack_values
+from gpu_dra.core.config.loader import build_loaded_stack, stack_values, unhosted_team_files
 from gpu_dra.core.findings import NOT_JUDGED, ConfigError
 from gpu_dra.core.policy import MANDATORY
 from gpu_dra.policypack import violation_message
@@ -92,6 +93,10 @@ def run(args: argparse.Namespace) -> int:
                 where = f"{finding.file}:{finding.line}" if finding.line else finding.file
                 print(f"  [{verdict.enforcement}] {finding.rule}  {where}")
                 print(f"      {violation_message(finding)}")
+    if args.all_stacks:
+        for file in unhosted_team_files(root, stacks):
+            print(f"gpu-dra: warning: {file}: no stack hosts this team (gpu-dra:teams in stacks/Pulumi.<stack>.yaml), "
+                  "so nothing renders or checks it", file=sys.stderr)
     if broken:  # exit 2, the mistakes on stderr as every verb prints them
         raise ConfigError([finding for findings in broken.values() for finding in findings])
     return EXIT_FINDINGS if any(v.enforcement == MANDATORY for v in found) else EXIT_OK

@@ -220,6 +220,22 @@ def stack_values(root: Path, stack: str) -> tuple[dict[str, Any], Located]:
     return _stack_values_from_file(located, display), located
 
 
+def unhosted_team_files(root: Path, stacks: Sequence[str]) -> list[str]:
+    """The team files (stacks/teams/<team>.yaml) that none of `stacks` hosts (gpu-dra:teams): nothing renders or
+    checks them, which a new team's author would not know. A stack file that cannot be read hosts none here (its own
+    check says why)."""
+    hosted: set[str] = set()
+    for stack in stacks:
+        try:
+            values, _ = stack_values(root, stack)
+        except ConfigError:
+            continue
+        teams = values.get(f"{PREFIX}teams")
+        hosted |= {str(name) for name in teams} if isinstance(teams, dict) else set()
+    return [str(path.relative_to(root)) for path in sorted((root / "stacks" / "teams").glob("*.yaml"))
+            if path.stem not in hosted]
+
+
 @dataclass(frozen=True)
 class SourceFile:
     """A stack or team file as the loader read it: its path as findings show it, and its document with lines."""
