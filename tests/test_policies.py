@@ -684,14 +684,14 @@ def test_prod_without_quota_fails_team_quota_required(project: Project) -> None:
 
 def test_a_prod_quota_below_one_claim_fails_team_quota_required(project: Project) -> None:
     """The issue's case: prod's training override at gpu-h100: 4 while h100-x8 asks for 8. Quota admission would
-    refuse every such claim; the pack says so on the template's line, mandatory in prod."""
+    refuse every such claim; the pack says so on the request's count line, mandatory in prod."""
     project.edit_stack("prod", lambda c: c["gpu-dra:teams"]["training"]["quota"]["devices"].update({"gpu-h100": 4}))
     found = [v for v in check_stack(project.root, "prod", {"kubernetes-version-supported": TODAY})
              if v.finding.rule == "team-quota-required"]
     assert [(v.enforcement, v.finding.file, v.finding.path) for v in found] == [
         (policy.MANDATORY, "stacks/teams/training.yaml", "spec.spec.devices.requests[0].exactly.count")]
     lines = (project.root / found[0].finding.file).read_text().splitlines()
-    assert lines[(found[0].finding.line or 0) - 1].strip() == "- name: h100-x8"
+    assert lines[(found[0].finding.line or 0) - 1].strip() == "count: 8"  # of h100-x8's request
 
 
 @pytest.mark.parametrize("stack,enforcement", [("staging", policy.ADVISORY), ("prod", policy.MANDATORY)])

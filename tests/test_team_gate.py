@@ -65,7 +65,7 @@ def test_a_team_that_grants_itself_admin_access_fails_in_every_environment(proje
     use = by_rule["admin-access-restricted", "mandatory"]
     assert use["message"] == ("request gpus uses adminAccess, but the stack grants no admin access in namespace "
                               "ml-training")
-    assert use["file"] == "stacks/teams/training.yaml"
+    assert use["file"] == "stacks/teams/training.yaml" and _line(project, use) == "adminAccess: true"
     # And it does nothing: the namespace is not labelled for admin access.
     assert ADMIN_LABEL not in _namespaces(project, stack, tmp_path)["ml-training"]
 
@@ -77,7 +77,7 @@ def test_the_stack_grants_admin_access_and_render_follows_it(project: Project, t
     code, found = _check(project, "prod")
     assert code == 1
     assert [(v["policy"], v["file"], _line(project, v)) for v in found] == [
-        ("admin-access-restricted", "stacks/teams/ops.yaml", "- name: all-gpus-monitoring")]
+        ("admin-access-restricted", "stacks/teams/ops.yaml", "adminAccess: true")]  # the key's own line
     assert ADMIN_LABEL not in _namespaces(project, "prod", tmp_path)["gpu-ops"]
 
 
@@ -92,3 +92,16 @@ def test_a_reserved_namespace_label_in_a_team_file_fails_and_is_not_applied(proj
     assert f"sets namespace.labels['{label}']" in violation["message"]
     assert _line(project, violation) == f"{label}: 'true'"
     assert _namespaces(project, "dev", tmp_path)["ml-training"].get(label) != "true"
+
+
+def test_check_points_at_the_selector_as_lint_does(project: Project) -> None:
+    """A finding on a rendered template's selector is on the team file's selector line (after a match:, which
+    renders first, the second rendered selector is the first written)."""
+    def selectors(team: dict[str, Any]) -> None:
+        request = team["claimTemplates"][0]["requests"][0]
+        request["selectors"] = ["device.attributes['gpu.nvidia.com'].memory > 5"]
+    project.edit("stacks/teams/inference.yaml", selectors)
+    result = gpu_dra("--project-dir", str(project.root), "check", "--stack", "dev", "--format", "json")
+    (entry,) = json.loads(result.stdout)["stacks"]
+    (lint,) = [v for v in entry["violations"] if v["check"] == "capacity-as-attribute"]
+    assert _line(project, lint) == "- device.attributes['gpu.nvidia.com'].memory > 5"

@@ -14,6 +14,7 @@ import contextlib
 import dataclasses
 import io
 import multiprocessing
+import re
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -513,12 +514,22 @@ class _Locator:
         if declared is not None and declared.team:
             file, located = self.teams[declared.team].file, self.teams[declared.team].located
             if declared.kind == "template":
-                index = next((i for i, t in enumerate(self._team(declared.team).claim_templates)
-                              if t.name == declared.name), None)
-                return file, located.line(("claimTemplates", index) if index is not None else ()) or 1
+                templates = self._team(declared.team).claim_templates
+                index = next((i for i, t in enumerate(templates) if t.name == declared.name), None)
+                if index is None:
+                    return file, located.line(()) or 1
+                # The line of what the finding's path names (a selector, a request), as lint points at it.
+                inner = manifests.source_in_template(templates[index], finding.path)
+                lines = (located.line(("claimTemplates", index, *inner[:depth]))
+                         for depth in range(len(inner), -1, -1))  # a key the file leaves out: the one holding it
+                return file, next((line for line in lines if line), None) or 1
             return file, located.line((declared.kind,)) or 1
         if declared is not None and declared.kind == "device-class":
-            return self._stack_line("deviceClasses", classes.index(declared.name))
+            index = classes.index(declared.name)
+            selector = re.match(r"spec\.selectors\[(\d+)\]", finding.path)
+            inner = manifests.source_of_selector(config.device_classes[index], int(selector.group(1))) \
+                if selector else ()
+            return self._stack_line("deviceClasses", index, *inner)
         if declared is not None and declared.kind == "node-group":
             return self._stack_line("nodeGroups", groups.index(declared.name))
         if type_ == CHART or policy.resources.rendered_by_chart(urn):

@@ -6,6 +6,7 @@ same dicts, so what is previewed, checked and applied is one thing.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from gpu_dra.core.config.models import (
@@ -24,6 +25,7 @@ from gpu_dra.core.dra.claims import device_quota_name
 from gpu_dra.core.facts.nvidia import DRIVER_NAME
 from gpu_dra.core.facts.nvidia_driver import SharingStrategy
 from gpu_dra.core.render.selectors import selector_expressions
+from gpu_dra.core.yamlsource import Loc
 
 RESOURCE_API = "resource.k8s.io/v1"
 MANAGED_BY = {"app.kubernetes.io/managed-by": "gpu-dra"}
@@ -109,6 +111,44 @@ def _request(request: Request) -> dict[str, Any]:
     if request.admin_access:
         exactly["adminAccess"] = True
     return {"name": request.name, "exactly": exactly}
+
+
+_SELECTOR_AT = re.compile(r"selectors\[(\d+)\]")
+# A rendered request's fields and the team file's keys they come from (_choice, _request).
+_SOURCE_KEYS = {"deviceClassName": "deviceClass", "count": "count", "allocationMode": "allocationMode",
+                "adminAccess": "adminAccess", "tolerations": "tolerations", "capacity": "capacity"}
+_REQUEST_AT = re.compile(r"^spec\.spec\.devices\.requests\[(\d+)\](?:\.firstAvailable\[(\d+)\])?")
+
+
+def source_of_selector(choice: DeviceChoice | DeviceClassConfig, index: int) -> Loc:
+    """Where the rendered selector `index` of a class or request comes from in its file: its `match:` (rendered
+    first), else its own `selectors` entry."""
+    if choice.match is not None:
+        return ("match",) if index == 0 else ("selectors", index - 1)
+    return ("selectors", index)
+
+
+def source_in_template(template: ClaimTemplate, path: str) -> Loc:
+    """The key of the team file's claim template that a finding's path in the rendered ResourceClaimTemplate comes
+    from (`spec.spec.devices.requests[0].exactly.selectors[1].cel.expression` -> requests[0].selectors[0] under a
+    match): the request, its firstAvailable alternative, the selector; () where the path names none of them."""
+    at = _REQUEST_AT.match(path)
+    if at is None or int(at.group(1)) >= len(template.requests):
+        return ()
+    request = template.requests[int(at.group(1))]
+    loc: Loc = ("requests", int(at.group(1)))
+    choice: DeviceChoice = request
+    if at.group(2) is not None:
+        alternatives = request.first_available or []
+        if int(at.group(2)) >= len(alternatives):
+            return loc
+        choice, loc = alternatives[int(at.group(2))], (*loc, "firstAvailable", int(at.group(2)))
+    rest = path[at.end():].removeprefix(".exactly").removeprefix(".")
+    selector = _SELECTOR_AT.match(rest)
+    if selector:
+        return (*loc, *source_of_selector(choice, int(selector.group(1))))
+    key = _SOURCE_KEYS.get(re.split(r"[.\[]", rest, maxsplit=1)[0])
+    return (*loc, key) if key else loc
 
 
 def gpu_sharing_config(sharing: Sharing) -> dict[str, Any]:
