@@ -141,9 +141,10 @@ def test_a_kubectl_list_as_json_is_read_like_yaml(tmp_path: Path) -> None:
 
 
 EXPECTED = {
-    # workload: (phase, where today, rewrite allocatable) on each stack
-    "prod": {"nightly-report": (1, "device-plugin", True), "model-cache": (2, "nowhere", True),
-             "web": (1, "device-plugin", True), "vllm": (2, "nowhere", True), "mig-eval": (2, "nowhere", False),
+    # workload: (phase, where today, rewrite allocatable) on each stack. prod's A10G workloads are rewritten to
+    # A10G claims (the GPUs they run on), which no DRA node of prod serves until legacy-a10g does.
+    "prod": {"nightly-report": (1, "device-plugin", False), "model-cache": (2, "nowhere", True),
+             "web": (1, "device-plugin", False), "vllm": (2, "nowhere", True), "mig-eval": (2, "nowhere", False),
              "pretrain-16": (2, "nowhere", False), "embed-l40s": (2, "claims", None),
              "trainer": (2, "nowhere", True)},
     "staging": {"nightly-report": (3, "mapping", True), "model-cache": (3, "mapping", True),
@@ -261,10 +262,18 @@ def test_the_template_to_add_is_team_file_yaml() -> None:
     selector = mig.rendered["spec"]["spec"]["devices"]["requests"][0]["exactly"]["selectors"][0]["cel"]["expression"]
     assert "device.attributes['gpu.nvidia.com'].profile in ['1g.10gb']" in selector
     [sixteen] = found["pretrain-16"].templates
-    assert sixteen.notes == ["team training's quota allows 8 gpu.nvidia.com devices on stack prod; one claim of this "
-                             "template is charged 16: raise the quota"]
-    # web, after the CronJob, is given the gpu-x1 suggested for it: one template per team, not one per workload.
-    assert found["nightly-report"].templates[0].name == found["web"].templates[0].name == "gpu-x1"
+    assert sixteen.notes == [
+        "team training's quota allows 8 gpu.nvidia.com devices on stack prod; one claim of this template is charged "
+        "16: raise the quota",
+        "gpu.nvidia.com admits a GPU of any model (H100 80GB HBM3, L40S on stack prod's DRA nodes) and is charged to "
+        "its own quota, not a per-model class's: name the model the workload needs (match.products) or one of the "
+        "stack's classes (gpu-h100, gpu-l40s, gpu-a100) to keep it on its hardware"]
+    # web, after the CronJob, is given the template suggested for it: one template per team, not one per workload;
+    # both run on legacy-a10g's A10G today, and their template keeps them on A10G (issue 32: not any model).
+    assert found["nightly-report"].templates[0].name == found["web"].templates[0].name == "a10g-x1"
+    assert yaml.safe_load(found["nightly-report"].templates[0].team_yaml or "")["claimTemplates"][0]["requests"] == [
+        {"name": "gpu", "deviceClass": "gpu.nvidia.com", "match": {"products": ["A10G"]}}]
+    assert found["web"].templates[0].notes == []  # no widening to say
 
 
 def test_a_pasted_template_loads_and_renders_what_migrate_explained(project: Project) -> None:
@@ -277,7 +286,7 @@ def test_a_pasted_template_loads_and_renders_what_migrate_explained(project: Pro
             if not choice.exists and choice.team and choice.name not in {c.name for c in added.get(choice.team, [])}:
                 added.setdefault(choice.team, []).append(choice)
     assert {team: [c.name for c in choices] for team, choices in added.items()} == {
-        "inference": ["gpu-x1", "gpu-x4"], "training": ["mig-1g.10gb-x1", "gpu-x16", "gpu-x8"]}
+        "inference": ["a10g-x1", "gpu-x1", "gpu-x4"], "training": ["mig-1g.10gb-x1", "gpu-x16", "gpu-x8"]}
     for team, choices in added.items():
         def paste(data: dict[str, Any], choices: list[migrate.TemplateChoice] = choices) -> None:
             data["claimTemplates"] += [yaml.safe_load(c.team_yaml or "")["claimTemplates"][0] for c in choices]
@@ -291,22 +300,25 @@ def test_a_pasted_template_loads_and_renders_what_migrate_explained(project: Pro
 
 
 def test_a_team_template_that_fits_is_used_and_names_are_not_reused(project: Project, tmp_path: Path) -> None:
-    """inference's `one-gpu` asks for exactly one whole GPU: web uses it. training's own `gpu-x1` is an L40S, which
-    does not fit, so the suggestion for a 1-GPU training workload is named gpu-x1-2."""
-    project.edit("stacks/teams/inference.yaml", lambda d: d["claimTemplates"].append(
-        {"name": "one-gpu", "requests": [{"name": "gpu", "deviceClass": "gpu.nvidia.com"}]}))
+    """inference's `one-a10g` asks for exactly one A10G, what web runs on: web uses it (a template of any model
+    would not fit: it widens what web runs on). training's own `a10g-x1` is an L40S, which does not fit, so the
+    suggestion for a 1-GPU training workload on the A10G group is named a10g-x1-2."""
+    project.edit("stacks/teams/inference.yaml", lambda d: d["claimTemplates"].extend([
+        {"name": "one-gpu", "requests": [{"name": "gpu", "deviceClass": "gpu.nvidia.com"}]},
+        {"name": "one-a10g", "requests": [{"name": "gpu", "deviceClass": "gpu.nvidia.com",
+                                           "match": {"products": ["A10G"], "deviceType": "gpu"}}]}]))
     project.edit("stacks/teams/training.yaml", lambda d: d["claimTemplates"].append(
-        {"name": "gpu-x1", "requests": [{"name": "gpu", "deviceClass": "gpu-l40s"}]}))
+        {"name": "a10g-x1", "requests": [{"name": "gpu", "deviceClass": "gpu-l40s"}]}))
     workloads, _ = read(EXAMPLES / "deployment-web.yaml", write(tmp_path / "t.yaml",
                                                                 deployment("notebook", "ml-training", 1)))
     found = verdicts(migrate.plan(load_stack(project.root, "prod"), workloads))
     [web] = found["web"].templates
-    assert (web.name, web.exists, web.team_yaml) == ("one-gpu", True, None)
+    assert (web.name, web.exists, web.team_yaml) == ("one-a10g", True, None)
     rewrite = found["web"].rewrite
     assert rewrite is not None and migrate.pod_spec(rewrite.manifest)["resourceClaims"] == [
-        {"name": "gpu", "resourceClaimTemplateName": "one-gpu"}]
-    assert rewrite.allocatable
-    assert found["notebook"].templates[0].name == "gpu-x1-2"
+        {"name": "gpu", "resourceClaimTemplateName": "one-a10g"}]
+    assert found["notebook"].placement.device_plugin == {"legacy-a10g": 1}
+    assert found["notebook"].templates[0].name == "a10g-x1-2"
 
 
 def test_a_time_sliced_gpu_becomes_a_template_with_sharing(tmp_path: Path) -> None:
@@ -322,7 +334,8 @@ def test_a_time_sliced_gpu_becomes_a_template_with_sharing(tmp_path: Path) -> No
     assert (choice.name, choice.template.sharing and choice.template.sharing.strategy.value) == (
         "gpu-shared-x1", "TimeSlicing")
     assert yaml.safe_load(choice.team_yaml or "")["claimTemplates"][0]["sharing"] == {"strategy": "TimeSlicing"}
-    assert choice.notes == [] and dev.rewrite is not None and dev.rewrite.allocatable
+    assert [n.split(" (")[0] for n in choice.notes] == ["gpu.nvidia.com admits a GPU of any model"]  # runs nowhere
+    assert dev.rewrite is not None and dev.rewrite.allocatable
     assert choice.rendered["spec"]["spec"]["devices"]["config"][0]["opaque"]["parameters"]["sharing"] == {
         "strategy": "TimeSlicing"}
     prod = verdicts(migrate.plan(load_stack(ROOT, "prod"), workloads))["notebook"]
@@ -634,8 +647,13 @@ def test_text_output_says_it_all_per_workload(capsys: pytest.CaptureFixture[str]
         "  phase 1: Runs on the device plugin (legacy-a10g) and may stay there; rewrite it to claims before "
         "legacy-a10g is removed; from Kubernetes 1.36 gpu.nvidia.com serves it unchanged (DRAExtendedResource on by "
         "default).",
-        "  template: gpu-x1, to add as shown above",
-        "  rewrite: valid under the strict schema of Kubernetes 1.35; allocatable on h100-0 (of 12 node(s))"]
+        "  template: a10g-x1, to add as shown above",
+        "  rewrite: valid under the strict schema of Kubernetes 1.35; NOT allocatable: claim inference/web-gpu (gpu): "
+        "request gpu: no device matches; most common: selector #0: productName \"NVIDIA H100 80GB HBM3\" does not "
+        "match \"A10G\" (32 devices)",
+        "  note: no DRA node of stack prod has the GPUs its pods run on today (A10G): the rewrite waits for "
+        "legacy-a10g to serve DRA (its allocationMode: dra, docs/migration.md); a template of another model would "
+        "move it to other hardware, and its quota"]
     assert "    claimTemplates:\n      - name: gpu-x8\n" in out
     assert out.rstrip().endswith("Workloads per phase: phase 1: 2, phase 2: 6, phase 3: 0. Nowhere to run: 5 "
                                  "workload(s), 37 GPU(s) short.")
@@ -733,3 +751,27 @@ def test_what_a_controller_made_and_finished_jobs_are_not_workloads(tmp_path: Pa
     assert code == 0, err
     assert [(w["kind"], w["workload"]) for w in json.loads(out)["workloads"]] == [
         ("CronJob", f"inference/{cronjob['metadata']['name']}")]
+
+
+def test_the_stacks_class_for_the_model_it_runs_on_is_chosen(project: Project) -> None:
+    """A stack class that selects the GPUs a workload runs on today (the narrowest, by the catalog's models it
+    matches) is its template's class: the per-model quota keeps charging it."""
+    project.edit_stack("prod", lambda config: config["gpu-dra:deviceClasses"].extend([
+        {"name": "gpu-ampere-small", "match": {"products": ["A10G", "A100"]}},
+        {"name": "gpu-a10g", "match": {"products": ["A10G"], "deviceType": "gpu"}}]))
+    project.edit("stacks/teams/inference.yaml", lambda d: d["quota"]["devices"].update({"gpu-a10g": 2}))
+    workloads, _ = read(EXAMPLES / "deployment-web.yaml")
+    [web] = verdicts(migrate.plan(load_stack(project.root, "prod"), workloads))["web"].templates
+    assert (web.name, web.device_class) == ("gpu-a10g-x1", "gpu-a10g")
+    assert web.template.requests[0].match is None and web.notes == []
+
+
+@pytest.mark.parametrize("match", [{"migProfiles": ["1g.10gb"]}, {"migProfiles": ["1g.10gb"], "deviceType": "mig"}])
+def test_the_stacks_class_for_a_mig_profile_is_chosen(project: Project, match: dict[str, Any]) -> None:
+    """With or without deviceType: mig written, the stack's class for exactly the profile serves nvidia.com/mig-*."""
+    project.edit_stack("prod", lambda config: config["gpu-dra:deviceClasses"].append(
+        {"name": "mig-1g", "match": match}))
+    project.edit("stacks/teams/training.yaml", lambda d: d["quota"]["devices"].update({"mig-1g": 2}))
+    workloads, _ = read(EXAMPLES / "job-mig-eval.yaml")
+    [mig] = verdicts(migrate.plan(load_stack(project.root, "prod"), workloads))["mig-eval"].templates
+    assert mig.device_class == "mig-1g"

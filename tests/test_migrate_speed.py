@@ -17,8 +17,9 @@ from gpu_dra.core.yamlsource import parse_documents
 from .conftest import ROOT
 
 EXAMPLES = ROOT / "examples" / "migrate"
-# A 16-GPU job (its rewrite allocates nowhere: the reason names its claim, `<pod>-gpu`), a Deployment whose rewrite
-# allocates, and a Pod on claims already (explained as written).
+# A 16-GPU job (its rewrite allocates nowhere: the reason names its claim, `<pod>-gpu`), a Deployment on the A10G
+# device-plugin group (its rewrite keeps A10G, which no DRA node of prod has: the reason names its claim too), and a
+# Pod on claims already (explained as written).
 APPS = [yaml.safe_load((EXAMPLES / name).read_text())
         for name in ("job-pretrain-16.yaml", "deployment-web.yaml", "pod-on-claims.yaml")]
 
@@ -74,8 +75,11 @@ def test_each_copy_says_its_own_names(explained: list[str]) -> None:
     alone = [_plan([obj])[0] for obj in _copies(9)]
     assert together == alone
     reasons = [v["rewrite"]["reason"] for v in together if v["rewrite"] and v["rewrite"]["reason"]]
-    assert reasons == [f"claim ml-training/pretrain-16-{index}-gpu (gpu): request gpu needs 16 device(s), but at most "
-                       "8 match on one node (h100-0)" for index in (0, 3, 6)]
+    assert reasons == [
+        f"claim ml-training/pretrain-16-{index}-gpu (gpu): request gpu needs 16 device(s), but at most 8 match on one "
+        "node (h100-0)" if index % 3 == 0 else
+        f"claim inference/web-{index}-gpu (gpu): request gpu: no device matches; most common: selector #0: productName "
+        "\"NVIDIA H100 80GB HBM3\" does not match \"A10G\" (32 devices)" for index in (0, 1, 3, 4, 6, 7)]
 
 
 def test_a_workload_that_says_the_shared_name_is_explained_as_itself(explained: list[str]) -> None:

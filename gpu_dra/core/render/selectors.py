@@ -29,6 +29,11 @@ def _product_pattern(product: str) -> str:
     return pattern
 
 
+def products_match(products: list[str], product_name: str) -> bool:
+    """Whether a `match.products` list selects a device of this productName, as its compiled selector would."""
+    return any(re.search(_product_pattern(product), product_name) for product in products)
+
+
 def _semver(value: str) -> str:
     parts = (value.split(".") + ["0", "0"])[:3]
     return ".".join(str(int(p)) for p in parts)

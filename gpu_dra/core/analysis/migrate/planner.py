@@ -21,7 +21,7 @@ from gpu_dra.core.analysis.migrate.stack_view import (
     mappings_effective,
     without_groups,
 )
-from gpu_dra.core.analysis.migrate.templates import GPU, TemplateChoice, choose_template, wanted
+from gpu_dra.core.analysis.migrate.templates import GPU, GPU_CLASS, TemplateChoice, Wanted, choose_template, wanted
 from gpu_dra.core.analysis.migrate.verdicts import (
     GroupCapacity,
     Placement,
@@ -172,6 +172,7 @@ class _Planner:
                                                  *admission_tolerations(need, self.target.platform)]}
         daemon = {name for _, name in nodes} if workload.replicas is None else None
         fit = first_fit.place(placement.pending, count, spec, list(capacity.values()), daemon)
+        placement.usable = [o.group.name for o in fit.outcomes if not o.refused and count <= o.group.view.gpus]
         for name, pods in fit.placed.items():
             placement.device_plugin[name] = pods
             placement.gpus[name] = pods * count
@@ -198,19 +199,35 @@ class _Planner:
                        f"{self.stack.name} ({short}): rewrite it to claims.")
         return 2, f"Nowhere to run on stack {self.stack.name} ({short}): rewrite it to claims."
 
+    def _widens(self, want: Wanted) -> str:
+        """What a claim of any GPU model lets the workload onto, said where a rewrite asks for one."""
+        models = sorted({v.model.removeprefix("NVIDIA ") for v in self.views if v.model and v.mode == "dra"})
+        classes = [c.name for c in self.stack.config.device_classes if c.match is not None and c.match.products]
+        per_model = f" or one of the stack's classes ({', '.join(classes)})" if classes else ""
+        return (f"{want.device_class} admits a GPU of any model ({', '.join(models) or 'none'} on stack "
+                f"{self.stack.name}'s DRA nodes) and is charged to its own quota, not a per-model class's: name the "
+                f"model the workload needs (match.products){per_model} to keep it on its hardware")
+
     def _rewrite(self, verdict: WorkloadVerdict, need: Mapping[str, int]) -> None:
         """The team's templates for the workload's requests and the workload rewritten to them, explained."""
         workload = verdict.workload
         team = self.teams.get(workload.namespace)
         suggested = self.suggested.setdefault(workload.namespace, {})
         choices: dict[str, TemplateChoice] = {}
+        # The GPUs its pods run on today (the device-plugin groups they may use, however full): a rewrite keeps them,
+        # and the per-model quota that charges them. Not a DaemonSet's: its pods follow the nodes, whatever their
+        # model.
+        ran_on = [v.model for v in self.views if v.model and v.name in verdict.placement.usable] \
+            if workload.replicas is not None else []
         for resource, count in need.items():
-            want = wanted(resource, count, self.stack)
+            want = wanted(resource, count, self.stack, ran_on)
             if want is None:
                 verdict.notes.append(f"gpu-dra does not know what {resource} is: map it to a class (gpu-dra:"
                                      "legacyMappings) or write its claim template yourself")
                 return
             choice = choose_template(want, team, self.stack, workload.namespace, suggested)
+            if want.device_class == GPU_CLASS and not want.match:
+                choice.notes.append(self._widens(want))
             if not choice.exists:
                 suggested[choice.name] = choice.template
             choices[resource] = choice
@@ -243,6 +260,14 @@ class _Planner:
         else:
             result.allocatable = report.allocatable
             result.reason = "" if report.allocatable else report.reason
+        dra_models = {v.model for v in self.views if v.mode == "dra"}
+        if ran_on and not result.allocatable and not set(ran_on) & dra_models:
+            groups = ", ".join(verdict.placement.device_plugin)
+            verdict.notes.append(
+                f"no DRA node of stack {self.stack.name} has the GPUs its pods run on today "
+                f"({', '.join(sorted({m.removeprefix('NVIDIA ') for m in ran_on}))}): the rewrite waits for {groups} "
+                "to serve DRA (its allocationMode: dra, docs/migration.md); a template of another model would move it "
+                "to other hardware, and its quota")
         if team is None and result.allocatable:
             result.allocatable = False
             result.reason = (f"no team of stack {self.stack.name} owns namespace {workload.namespace}, so its "

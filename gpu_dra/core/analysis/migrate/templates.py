@@ -4,16 +4,18 @@ asks exactly that, or the one to paste into the team file."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
 
 from gpu_dra.core.config.models import AllocationCount, ClaimTemplate, DeviceType, Stack, Team
+from gpu_dra.core.facts.hardware import GPU_MODELS
 from gpu_dra.core.facts.nvidia import DEVICE_PLUGIN_GPU, DEVICE_PLUGIN_MIG_PREFIX
 from gpu_dra.core.facts.nvidia_driver import SHARING_GATES, SharingStrategy, effective_gates
 from gpu_dra.core.render import manifests
+from gpu_dra.core.render.selectors import products_match
 
 GPU, MIG_PREFIX = DEVICE_PLUGIN_GPU, DEVICE_PLUGIN_MIG_PREFIX
 # NVIDIA's device plugin advertises a time-sliced GPU as `<name>.shared` when its config sets `renameByDefault`
@@ -35,18 +37,35 @@ class Wanted:
     why: str = ""
 
 
-def wanted(resource: str, count: int, stack: Stack) -> Wanted | None:
+def wanted(resource: str, count: int, stack: Stack, ran_on: Sequence[str] = ()) -> Wanted | None:
     """The claim that asks for what `resource: count` asks for; None for an nvidia.com name gpu-dra cannot read.
 
-    A name the stack maps (legacyMappings) means the class it maps to; nvidia.com/gpu whole GPUs of any model
-    (gpu.nvidia.com, the chart's class); nvidia.com/mig-<profile> a MIG device of that profile (the stack's class
-    selecting exactly that profile, else mig.nvidia.com with `match.migProfiles`, compiled to the driver's `profile`
-    attribute); `.shared`, a time-sliced GPU, the same with TimeSlicing sharing."""
+    A name the stack maps (legacyMappings) means the class it maps to; nvidia.com/gpu the GPUs its pods run on today
+    (`ran_on`: the productNames of the device-plugin groups they are placed on), so a rewrite keeps the hardware and
+    the per-model quota the workload had: the stack's narrowest class selecting them, else gpu.nvidia.com with
+    `match.products`; whole GPUs of any model (gpu.nvidia.com, the chart's class) only for a workload that runs
+    nowhere today; nvidia.com/mig-<profile> a MIG device of that profile (the stack's class selecting exactly that
+    profile, else mig.nvidia.com with `match.migProfiles`, compiled to the driver's `profile` attribute); `.shared`, a
+    time-sliced GPU, the same with TimeSlicing sharing."""
     mapped = {m.extended_resource_name: m.device_class for m in stack.config.legacy_mappings}
     if resource in mapped:
         return Wanted(resource, count, mapped[resource], why=f"the class the stack maps {resource} to")
     base = resource.removesuffix(SHARED_SUFFIX)
     sharing = {"strategy": SharingStrategy.TimeSlicing.value} if base != resource else None
+    if base == GPU and ran_on:
+        models = sorted(set(ran_on))
+        shown = ", ".join(m.removeprefix("NVIDIA ") for m in models)
+        classes = [(sum(products_match(c.match.products, m.product_name) for m in GPU_MODELS.values()), c.name)
+                   for c in stack.config.device_classes
+                   if c.match is not None and c.match.products and not c.selectors
+                   and c.match.device_type in (None, DeviceType.gpu)
+                   and c.match.model_dump(exclude_none=True, by_alias=False).keys() <= {"products", "device_type"}
+                   and all(products_match(c.match.products, m) for m in models)]
+        if classes:
+            return Wanted(resource, count, min(classes)[1], sharing=sharing,
+                          why=f"the stack's class for {shown}, what its pods run on today")
+        return Wanted(resource, count, GPU_CLASS, {"products": [m.removeprefix("NVIDIA ") for m in models]},
+                      sharing, why=f"{shown}, what its pods run on today")
     if base == GPU:
         return Wanted(resource, count, GPU_CLASS, sharing=sharing, why="whole GPUs of any model")
     if base.startswith(MIG_PREFIX) and len(base) > len(MIG_PREFIX):
@@ -54,7 +73,7 @@ def wanted(resource: str, count: int, stack: Stack) -> Wanted | None:
         for device_class in stack.config.device_classes:
             match = device_class.match
             if (match is not None and not device_class.selectors and match.mig_profiles == [profile]
-                    and match.model_dump(exclude_none=True).keys() <= {"mig_profiles", "device_type"}):
+                    and match.model_dump(exclude_none=True, by_alias=False).keys() <= {"mig_profiles", "device_type"}):
                 return Wanted(resource, count, device_class.name, sharing=sharing,
                               why=f"the stack's class for MIG profile {profile}")
         return Wanted(resource, count, MIG_CLASS, {"migProfiles": [profile]}, sharing,
@@ -76,7 +95,8 @@ def fits(template: ClaimTemplate, want: Wanted) -> bool:
             return False
     else:
         written = request.match.model_dump(by_alias=True, exclude_none=True) if request.match else {}
-        if written.pop("deviceType", DeviceType.mig.value) != DeviceType.mig.value or written != want.match:
+        kind = DeviceType.mig.value if "migProfiles" in want.match else DeviceType.gpu.value
+        if written.pop("deviceType", kind) != kind or written != want.match:
             return False
     if want.sharing is None:
         return template.sharing is None
@@ -133,8 +153,10 @@ def choose_template(want: Wanted, team: Team | None, stack: Stack, namespace: st
     for template in [*own, *claimed.values()]:
         if fits(template, want):
             return _choice(want, team, stack, namespace, template, exists=template in own)
-    base = {GPU_CLASS: "gpu", MIG_CLASS: f"mig-{(want.match or {}).get('migProfiles', [''])[0]}"}.get(
-        want.device_class, want.device_class)
+    products = (want.match or {}).get("products")
+    base = {GPU_CLASS: "-".join(products) if products else "gpu",
+            MIG_CLASS: f"mig-{(want.match or {}).get('migProfiles', [''])[0]}"}.get(want.device_class,
+                                                                                  want.device_class)
     stem = slug(f"{base}{'-shared' if want.sharing else ''}-x{want.count}")
     taken = {t.name for t in own} | set(claimed)
     name, n = stem, 2

@@ -36,6 +36,9 @@ class Placement:
     mapping: ExtendedMapping | None = None
     claims: int = 0  # pods whose claims allocate
     reason: str = ""  # why the rest have nowhere to run
+    # The device-plugin groups its pods may use however full they are (their nodeSelector, affinity and tolerations
+    # admit them, a pod's GPUs fit a node): the hardware it runs on, whatever the workloads before it took.
+    usable: list[str] = field(default_factory=list)
 
     @property
     def placed(self) -> int:
