@@ -168,6 +168,7 @@ def test_every_verb_has_help_with_examples_of_itself() -> None:
     for name, parser in verbs.items():
         help_text = with_arguments(name, parser).format_help()
         assert "examples:" in help_text and f"gpu-dra {name}" in help_text.split("examples:")[1], name
+        assert "exit codes: 0 " in help_text, name  # what a script can rely on (issue 32)
 
 
 def test_check_reports_every_stack_then_exits_2_on_a_config_error(project: Project) -> None:
@@ -234,3 +235,24 @@ def test_sarif_rules_default_to_their_level_in_prod() -> None:
     assert levels["eks-hardening"] == "error" and levels["no-alpha-in-production"] == "error"
     assert {name for name, level in levels.items() if level == "warning"} == {
         rule.name for rule in policy.RULES if rule.always_advisory}
+
+
+README_MISTAKES = (  # the README's example of a mistaken prod stack, made in the real files' text
+    ("stacks/Pulumi.prod.yaml", "      scaling: {min: 0, desired: 0, max: 4}", "      scalng: {min: 0, desired: 0, max: 4}"),
+    ("stacks/Pulumi.prod.yaml", "      scaling: {min: 2, desired: 3, max: 8}", "      scaling: {min: 4, desired: 4, max: 2}"),
+    ("stacks/teams/inference.yaml", "  claims: 64", "  claims: -1"),
+)
+
+
+def test_the_readmes_config_error_example_is_a_real_run(project: Project) -> None:
+    """README's `gpu-dra preview --stack prod` example is what that run prints for its three mistakes, line numbers
+    included (they are the repository's files' lines)."""
+    for file, before, after in README_MISTAKES:
+        path = project.root / file
+        assert path.read_text().count(before) == 1, before
+        path.write_text(path.read_text().replace(before, after))
+    result = gpu_dra("--project-dir", str(project.root), "preview", "--stack", "prod")
+    assert result.returncode == 2
+    readme = (ROOT / "README.md").read_text()
+    shown = readme.split("$ gpu-dra preview --stack prod\n", 1)[1].split("```", 1)[0]
+    assert [line for line in result.stderr.splitlines() if "accessEntries" not in line] == shown.splitlines()

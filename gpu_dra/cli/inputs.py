@@ -37,6 +37,9 @@ def read_inputs(paths: list[str], lines: bool = True,
             elif sys.stdin is None:  # `<&-`: Python starts without it
                 raise UsageError("<stdin>: standard input is closed; pipe the input in, or name a file")
             else:
+                if sys.stdin.isatty():  # `gpu-dra lint -` typed as is: say why nothing happens
+                    print("gpu-dra: reading YAML from the terminal; end with Ctrl-D (or pipe it in: ... - < "
+                          "claims.yaml)", file=sys.stderr)
                 text = read_text(sys.stdin, name)
         except (OSError, UnicodeDecodeError) as error:
             raise UsageError(f"{cut(name)}: cannot read: {getattr(error, 'strerror', None) or error}") from None

@@ -24,6 +24,8 @@ EXAMPLES = """examples:
   gpu-dra check --stack prod --pack-config > policies/config.prod.json
   gpu-dra check --stack staging --first-preview   # what a new stack's first `pulumi preview` can judge
   gpu-dra check --all-stacks --base origin/main   # also what the change does to team namespaces since main
+
+exit codes: 0 no mandatory violation, 1 a mandatory violation, 2 a configuration error in a stack or team file
 """
 
 

@@ -30,7 +30,7 @@ EXAMPLES = """examples:
   kubectl get nodes,resourceslices,deviceclasses,resourceclaims,resourceclaimtemplates,resourcequotas -A -o yaml \\
     > state.yaml && gpu-dra doctor state.yaml --kubernetes-version 1.35   # offline, on a captured state
 
-exit 1 on an error-level finding, 2 on bad input (an unreadable cluster or file)
+exit codes: 0 no error-level finding, 1 an error-level finding, 2 bad input (an unreadable cluster or file)
 """
 
 FORMATS = ("text", "json", "sarif")

@@ -64,6 +64,9 @@ EXAMPLES = """examples:
   gpu-dra explain slices.yaml claims.yaml --kubernetes-version 1.36
   gpu-dra explain slices.yaml devicetaintrules.yaml pod.yaml --kubernetes-version 1.37
   gpu-dra explain --cluster --context prod claim.yaml --format json
+
+exit codes: 0 every claim and pod is allocatable (and, with a stack's NodePools, would get a node), 1 some is not
+or a pod is held by Kueue, 2 bad input (an unreadable file or cluster, a --claim or --pod that names nothing)
 """
 
 

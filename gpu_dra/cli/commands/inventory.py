@@ -14,6 +14,8 @@ EXAMPLES = """examples:
   kubectl get resourceslices -o json > slices.json && gpu-dra inventory slices.json
   gpu-dra inventory --stack prod
   gpu-dra inventory --cluster --context prod
+
+exit codes: 0 the inventory was printed, 2 bad input (an unreadable file or cluster, no such stack)
 """
 
 

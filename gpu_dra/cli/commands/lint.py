@@ -21,6 +21,8 @@ EXAMPLES = """examples:
   gpu-dra lint claims.yaml
   gpu-dra lint --kubernetes-version 1.36 --format json - < claims.yaml
   gpu-dra lint --platform existing --feature-gates DRAConsumableCapacity=true claims.yaml
+
+exit codes: 0 no error (warnings allowed), 1 an error finding, 2 bad input (an unreadable file, a bad option)
 """
 
 

@@ -19,6 +19,8 @@ from gpu_dra.core.render import permissions
 EXAMPLES = """examples:
   gpu-dra permissions --all-stacks > deploy/iam-policy.json
   gpu-dra permissions --stack prod --format text   # which resource needs which action, and the page defining it
+
+exit codes: 0 the policy was printed, 2 a configuration error in a stack or team file
 """
 
 SCOPE_NOTE = ('Every statement allows Resource "*": scope it to each stack\'s names (its cluster, node groups, roles '

@@ -55,6 +55,8 @@ print(json.dumps({n: getattr(m, "__file__", None) for n, m in list(sys.modules.i
 EXAMPLES = """examples:
   gpu-dra policy-pack                      # into build/policy-pack; `make policy-pack` adds its venv
   pulumi preview --policy-pack build/policy-pack --policy-pack-config policies/config.prod.json
+
+exit codes: 0 the pack was written, 2 it could not be (a file of yours in the way, a link, no write access)
 """
 
 

@@ -17,6 +17,8 @@ from gpu_dra.cli.text import shown
 EXAMPLES = """examples:
   gpu-dra preview                          # the dev stack; manifests to build/dev/
   gpu-dra preview --stack prod --format json > prod.json
+
+exit codes: 0 the preview ran, 2 a configuration error in a stack or team file
 """
 
 

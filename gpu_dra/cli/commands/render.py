@@ -15,6 +15,8 @@ from gpu_dra.cli.text import shown
 EXAMPLES = """examples:
   gpu-dra render --stack prod --out manifests
   kubectl apply --dry-run=server -R -f manifests/
+
+exit codes: 0 the manifests were written, 2 a configuration error, or a file of yours in the way under --out
 """
 
 

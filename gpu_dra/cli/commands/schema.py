@@ -11,6 +11,8 @@ from gpu_dra.core.config.schema import stack_schema, team_schema
 EXAMPLES = """examples:
   gpu-dra schema stack > schemas/stack.schema.json
   gpu-dra schema team
+
+exit codes: 0 the schema was printed, 2 an unknown schema name
 """
 
 
