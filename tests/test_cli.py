@@ -149,6 +149,10 @@ def test_configuration_reference_is_current() -> None:
 
     committed = (ROOT / "docs" / "configuration.md").read_text()
     assert committed == configuration_markdown(ROOT) + "\n", "run `make docs`"
+    # Each part's description is its docstring's first paragraph, whole (it was cut at the first line's end).
+    for part in committed.split("\n## ")[1:]:
+        description = part.split("\n\n")[1]
+        assert description.startswith("|") or description.rstrip().endswith((".", ")")), part.split("\n")[0]
 
 
 def test_check_all_stacks_reports_every_stacks_config_mistakes(project: Project) -> None:
@@ -181,7 +185,9 @@ def test_check_reports_every_stack_then_exits_2_on_a_config_error(project: Proje
     stacks = {entry["stack"]: entry for entry in json.loads(result.stdout)["stacks"]}
     assert sorted(stacks) == ["automode", "dev", "prod", "staging"]
     [error] = [e for e in stacks["prod"]["configErrors"] if e["path"] == "gpu-dra:cluster.nmae"]
-    assert (error["file"], error["line"], error["rule"]) == ("stacks/Pulumi.prod.yaml", line, "config")
+    assert (error["file"], error["line"], error["policy"], error["enforcement"]) == (
+        "stacks/Pulumi.prod.yaml", line, "config", "mandatory")
+    assert set(error) == set(stacks["dev"]["violations"][0])  # one finding shape (issue 32)
     assert f"stacks/Pulumi.prod.yaml:{line}: gpu-dra:cluster.nmae: unknown key" in result.stderr
     text = gpu_dra("--project-dir", str(project.root), "check", "--all-stacks")
     assert text.returncode == 2

@@ -566,10 +566,13 @@ def as_json(stacks: list[str], found: list[StackFinding],
                 "fix": v.finding.fix, "file": v.finding.file, "line": v.finding.line}
 
     broken = broken or {}
+    # A config error in the violations' shape (one finding shape for every list): it blocks the stack's check and
+    # its `pulumi up` alike, so it is mandatory.
     return {"stacks": [{"stack": stack,
                         "violations": [entry(v) for v in found if v.stack == stack and v.enforcement != NOT_JUDGED],
                         "notJudged": [entry(v) for v in found if v.stack == stack and v.enforcement == NOT_JUDGED],
-                        "configErrors": [f.as_dict() for f in broken.get(stack, ())]}
+                        "configErrors": [entry(StackFinding(stack, policy.MANDATORY, f))
+                                         for f in broken.get(stack, ())]}
                        for stack in stacks]}
 
 

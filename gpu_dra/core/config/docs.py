@@ -202,7 +202,8 @@ def configuration_markdown(root: Path) -> str:
     missing = []
     for model in (*_models(StackConfig), *[m for m in _models(Team) if m not in _models(StackConfig)]):
         schema = model.model_json_schema(by_alias=True)
-        doc = (model.__doc__ or "").strip().splitlines()[0] if model.__doc__ else ""
+        # The docstring's first paragraph, whole: a sentence may run over several lines.
+        doc = " ".join((model.__doc__ or "").strip().split("\n\n")[0].split())
         lines += [f"## {model.__name__}", ""]
         if doc:
             lines += [doc, ""]
