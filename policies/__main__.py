@@ -1,6 +1,6 @@
 """The policy pack. Building PolicyPack starts the analyzer server and never returns: keep this file to that.
 
-Rules live in gpu_dra/core/policy.py (plain functions) and gpu_dra/policypack.py (the CrossGuard objects), which
+Rules live in gpu_dra/core/policy/ (plain functions, one module per domain) and gpu_dra/policypack.py (the CrossGuard objects), which
 `gpu-dra check` runs offline.
 """
 

@@ -476,3 +476,12 @@ def test_a_stack_validated_by_the_cli_is_not_validated_again(monkeypatch: pytest
     assert any(r.type == "kubernetes:resource.k8s.io/v1:ResourceClaimTemplate" for r in run.resources)
     with pytest.raises(AssertionError, match="validated the stack again"):
         run_program(ROOT, "dev", values)
+
+
+def test_the_documented_stack_outputs_are_the_exported_ones() -> None:
+    """docs/deploying.md's table of stack outputs, for StackReference users: every output a repository stack exports
+    is in it, and it names none that no stack exports (inClusterLayer aside: an up from outside the VPC's)."""
+    text = (ROOT / "docs" / "deploying.md").read_text().split("## Stack outputs", 1)[1].split("\n## ", 1)[0]
+    documented = {line.split("`")[1] for line in text.splitlines() if line.startswith("| `")}
+    exported = set().union(*(set(program(stack).outputs) for stack in ("dev", "staging", "prod", "automode")))
+    assert exported == documented - {"inClusterLayer"}
