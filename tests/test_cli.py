@@ -244,8 +244,10 @@ def test_sarif_rules_default_to_their_level_in_prod() -> None:
 
 
 README_MISTAKES = (  # the README's example of a mistaken prod stack, made in the real files' text
-    ("stacks/Pulumi.prod.yaml", "      scaling: {min: 0, desired: 0, max: 4}", "      scalng: {min: 0, desired: 0, max: 4}"),
-    ("stacks/Pulumi.prod.yaml", "      scaling: {min: 2, desired: 3, max: 8}", "      scaling: {min: 4, desired: 4, max: 2}"),
+    ("stacks/Pulumi.prod.yaml", "      scaling: {min: 0, desired: 0, max: 4}",
+     "      scalng: {min: 0, desired: 0, max: 4}"),
+    ("stacks/Pulumi.prod.yaml", "      scaling: {min: 2, desired: 3, max: 8}",
+     "      scaling: {min: 4, desired: 4, max: 2}"),
     ("stacks/teams/inference.yaml", "  claims: 64", "  claims: -1"),
 )
 

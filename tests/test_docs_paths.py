@@ -16,7 +16,7 @@ DOCUMENTS = [ROOT / "README.md", *sorted(p for p in (ROOT / "docs").glob("*.md")
              ROOT / "policies" / "__main__.py", ROOT / "__main__.py"]
 
 
-@pytest.mark.parametrize("document", DOCUMENTS, ids=[p.name for p in DOCUMENTS])
+@pytest.mark.parametrize("document", DOCUMENTS, ids=[str(p.relative_to(ROOT)) for p in DOCUMENTS])
 def test_the_code_paths_a_document_names_exist(document: Path) -> None:
     missing = sorted({m.group(1) for m in PATH.finditer(document.read_text())
                       if "<" not in m.group(1) and not (ROOT / m.group(1)).exists()})
