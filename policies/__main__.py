@@ -1,7 +1,7 @@
 """The policy pack. Building PolicyPack starts the analyzer server and never returns: keep this file to that.
 
-Rules live in gpu_dra/core/policy/ (plain functions, one module per domain) and gpu_dra/policypack.py (the CrossGuard objects), which
-`gpu-dra check` runs offline.
+Rules live in gpu_dra/core/policy/ (plain functions, one module per domain) and gpu_dra/policypack.py (the
+CrossGuard objects), which `gpu-dra check` runs offline.
 """
 
 import os
