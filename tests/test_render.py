@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 from pathlib import Path
+
+import yaml
 
 from .conftest import ROOT, Project
 from .test_cli import gpu_dra
@@ -107,3 +110,34 @@ def test_two_objects_for_one_file_stop_the_run(tmp_path: Path) -> None:
     with pytest.raises(FolderError, match="two objects would be written to n/thing-x.yaml"):
         write_manifests(same, tmp_path / "out")
     assert not (tmp_path / "out").exists()
+
+
+def test_render_to_stdout_is_what_out_writes(tmp_path: Path) -> None:
+    """`-o yaml` (to pipe into kubectl apply --dry-run=server -f - or kubectl diff -f -) and `-o json` (a List) hold
+    the objects --out writes, apiVersion and kind first."""
+    written = gpu_dra("render", "--stack", "prod", "--out", str(tmp_path / "out"))
+    assert written.returncode == 0, written.stderr
+    files = [yaml.safe_load(p.read_text()) for p in sorted((tmp_path / "out").rglob("*.yaml"))]
+    streamed = gpu_dra("render", "--stack", "prod", "-o", "yaml")
+    assert streamed.returncode == 0 and streamed.stdout.startswith("apiVersion: ")
+    documents = list(yaml.safe_load_all(streamed.stdout))
+    key = lambda obj: (obj["kind"], obj["metadata"].get("namespace", ""), obj["metadata"]["name"])  # noqa: E731
+    assert sorted(documents, key=key) == sorted(files, key=key)
+    listed = json.loads(gpu_dra("render", "--stack", "prod", "-o", "json").stdout)
+    assert (listed["kind"], listed["items"]) == ("List", documents)
+
+
+def test_render_charts_adds_the_modelled_chart_objects_and_names_the_others() -> None:
+    plain = list(yaml.safe_load_all(gpu_dra("render", "--stack", "staging", "-o", "yaml").stdout))
+    result = gpu_dra("render", "--stack", "staging", "-o", "yaml", "--charts")
+    with_charts = list(yaml.safe_load_all(result.stdout))
+    added = with_charts[len(plain):]
+    assert with_charts[:len(plain)] == plain
+    assert {(o["kind"], o["metadata"].get("namespace")) for o in added} >= {("DaemonSet", "nvidia-dra-driver")}
+    assert "gpu-dra: note: chart kueue 0.19.2 is not modelled by gpu-dra: `helm template` renders its objects" \
+        in result.stderr.splitlines()
+
+
+def test_render_needs_out_or_output() -> None:
+    result = gpu_dra("render", "--stack", "prod")
+    assert result.returncode == 2 and "one of the arguments --out -o/--output is required" in result.stderr

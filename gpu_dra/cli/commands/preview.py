@@ -6,6 +6,7 @@ import argparse
 import json
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 from gpu_dra.cli.manifest_files import OUT_HELP, FolderError, kubernetes_objects, write_manifests
 from gpu_dra.cli.offline import ProgramRun, Registration, run_program_offline
@@ -60,8 +61,13 @@ def folder_taken(out: Path) -> None:
 
 def write(program: ProgramRun, out: Path) -> list[Path]:
     """The run's Kubernetes objects into `out`; a file of the user's in the way is a usage error."""
+    return write_objects(kubernetes_objects(program), out)
+
+
+def write_objects(objects: list[dict[str, Any]], out: Path) -> list[Path]:
+    """`objects` into `out`, one file each; a file of the user's in the way is a usage error."""
     try:
-        return write_manifests(kubernetes_objects(program), out)
+        return write_manifests(objects, out)
     except FolderError as error:
         raise UsageError(str(error)) from None
 
