@@ -82,6 +82,7 @@ VERBS = {
                                                    "(PulumiPolicy.yaml, source, requirements.txt)"),
     "permissions": Verb(_COMMANDS + "permissions", "print the IAM policy a deploy of the stacks needs (derived from "
                                                    "their resources; not tested on AWS)"),
+    "completion": Verb(_COMMANDS + "completion", "print a shell completion script (bash, zsh or fish)"),
 }
 
 
