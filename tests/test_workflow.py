@@ -62,9 +62,13 @@ def _run_step(job: str, step_id: str, project: Path, tmp_path: Path,
     venv = project / ".venv" / "bin"
     venv.mkdir(parents=True, exist_ok=True)
     environment = _shims(tmp_path)
-    for name in ("python", "gpu-dra"):
-        if not (venv / name).exists():
-            (venv / name).symlink_to(sys.executable if name == "python" else tmp_path / "bin" / "gpu-dra")
+    if not (venv / "python").exists():
+        # A script, not a link: a link to a venv's python elsewhere would start it without that venv (Python finds
+        # pyvenv.cfg beside the path it was started by) and its packages.
+        (venv / "python").write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+        (venv / "python").chmod(0o755)
+    if not (venv / "gpu-dra").exists():
+        (venv / "gpu-dra").symlink_to(tmp_path / "bin" / "gpu-dra")
     step = _step(job, id=step_id)
     declared = {name: "" for name in step.get("env", {})}  # ${{ vars.X }} unset reads as ""
     environment |= {**declared, **env, "GITHUB_OUTPUT": str(tmp_path / "output"),

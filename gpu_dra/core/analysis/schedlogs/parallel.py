@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import threading
 from typing import Any
 
 from gpu_dra.core.workers import leave_signals_to_the_parent, signals_held
 from gpu_dra.core.yamlsource import collector_paused
 
+from . import records
 from .blocks import BLOCK, _chunks, _read_head, _text_blocks, is_cloudwatch_export
 from .reading import _shown
 from .records import _BEFORE_ANY_POD, LogReport, _joined, _Part, _Pods
@@ -34,14 +36,14 @@ def scan_file(path: str, workers: int | None = None, block_size: int = BLOCK) ->
     parts = _parts(path, size, workers)
     if len(parts) == 1:
         return _joined([_scan_part(path, *parts[0], block_size, export)])
-    context = multiprocessing.get_context()
+    context: Any = multiprocessing.get_context(_start_method())
     workers_started: list[tuple[multiprocessing.process.BaseProcess, Any]] = []
     try:
         with signals_held():
             for start, end in parts:
                 receiver, sender = context.Pipe(duplex=False)
-                worker = context.Process(target=_send_part, args=(sender, path, start, end, block_size, export),
-                                         daemon=True)
+                worker = context.Process(target=_send_part, daemon=True, args=(
+                    sender, path, start, end, block_size, export, records.MAX_PODS))
                 workers_started.append((worker, receiver))
                 worker.start()
                 sender.close()
@@ -55,6 +57,18 @@ def scan_file(path: str, workers: int | None = None, block_size: int = BLOCK) ->
                     started.terminate()
                 started.join()
                 receiver.close()
+
+
+def _start_method() -> str:
+    """fork where this process runs one thread (gpu-dra's own CLI: a worker starts at once, sharing the parent's
+    memory); forkserver where it runs more (a test runner, a program embedding gpu-dra), since forking a
+    multi-threaded process may deadlock the child and Python 3.12+ warns of it (the default becomes forkserver in
+    3.14: https://docs.python.org/3.14/library/multiprocessing.html#contexts-and-start-methods)."""
+    try:  # every thread of the process, a native library's too (as Python's own warning counts them)
+        threads = len(os.listdir("/proc/self/task"))
+    except OSError:
+        threads = threading.active_count()
+    return "fork" if threads == 1 else "forkserver"
 
 
 class WorkerLost(RuntimeError):
@@ -72,8 +86,10 @@ def _received(receiver: Any) -> _Part:
     return sent  # type: ignore[no-any-return]
 
 
-def _send_part(sender: Any, path: str, start: int, end: int, block_size: int, export: bool) -> None:
-    """A worker: scan its part and send the result, or the exception that stopped it."""
+def _send_part(sender: Any, path: str, start: int, end: int, block_size: int, export: bool, max_pods: int) -> None:
+    """A worker: scan its part and send the result, or the exception that stopped it. `max_pods`: the parent's bound
+    on the pods held, which a worker started by the forkserver does not inherit."""
+    records.MAX_PODS = max_pods
     leave_signals_to_the_parent()
     try:
         result: tuple[bool, _Part | Exception] = (True, _scan_part(path, start, end, block_size, export))
