@@ -82,6 +82,8 @@ VERBS = {
                                                    "(PulumiPolicy.yaml, source, requirements.txt)"),
     "permissions": Verb(_COMMANDS + "permissions", "print the IAM policy a deploy of the stacks needs (derived from "
                                                    "their resources; not tested on AWS)"),
+    "team": Verb(_COMMANDS + "team", "add a team to a stack (its file, the stack's entry, CODEOWNERS), or show what "
+                                     "a stack gives a team"),
     "completion": Verb(_COMMANDS + "completion", "print a shell completion script (bash, zsh or fish)"),
 }
 
