@@ -64,6 +64,9 @@ def test_removing_the_last_device_plugin_group_strands_the_workload(project: Pro
     assert violation["file"] == "stacks/teams/ops.yaml"
     assert team_file[violation["line"] - 1].strip() == "- workloads/ops/gpu-diag.yaml"
     assert "gpu-dra migrate --stack prod workloads/ops/gpu-diag.yaml" in violation["fix"]
+    shown = (ROOT / "docs" / "migration.md").read_text().split("$ gpu-dra check --stack prod\n", 1)[1]
+    printed = gpu_dra("--project-dir", str(project.root), "check", "--stack", "prod").stdout
+    assert printed == shown[:shown.index("```")]  # the docs' transcript of this change
 
 
 def test_outside_prod_the_same_change_is_advisory(project: Project) -> None:

@@ -61,7 +61,7 @@ from gpu_dra.core.policy.legacy_workloads import (
     read_named,
 )
 from gpu_dra.core.render import charts, manifests, names
-from gpu_dra.core.workers import leave_signals_to_the_parent, signals_held
+from gpu_dra.core.workers import leave_signals_to_the_parent, signals_held, start_method
 from gpu_dra.policypack import collecting, policies, violation_message
 
 _PROTO_LEVELS = {policy.ADVISORY: analyzer_pb2.ADVISORY, policy.MANDATORY: analyzer_pb2.MANDATORY,
@@ -441,11 +441,12 @@ def check_stacks(root: Path, names: Sequence[str], first_preview: bool = False, 
     """Every stack checked, in order: the verdicts of those checked, and the config errors of each one that could not
     be (stack -> its ConfigError's findings).
 
-    `jobs` > 1: that many forked workers check the stacks while this process takes their results in stack order,
+    `jobs` > 1: that many workers check the stacks while this process takes their results in stack order,
     with what each printed, so the run reads as one process's would. It shortens the wall-clock time where cores are
     idle and costs CPU time: each worker loads the Pulumi SDK modules the program uses (about a second), which it
     cannot take over from a process that has run the program (its gRPC and executor threads do not survive a
-    fork)."""
+    fork). Forked from gpu-dra's CLI; started by a forkserver in a process running threads (a test runner, a program
+    that ran the Pulumi program: a fork there deadlocked the worker in gRPC's fork handlers)."""
     found: list[StackFinding] = []
     broken: dict[str, list[Finding]] = {}
     if jobs < 2 or len(names) < 2:
@@ -457,7 +458,7 @@ def check_stacks(root: Path, names: Sequence[str], first_preview: bool = False, 
                 broken[name] = error.findings
         return found, broken
     with signals_held():
-        pool = multiprocessing.get_context("fork").Pool(min(jobs, len(names)),
+        pool = multiprocessing.get_context(start_method()).Pool(min(jobs, len(names)),
                                                          initializer=leave_signals_to_the_parent)
     try:
         for name, verdicts, problems, printed, errors in pool.imap(_checked, [(root, name, first_preview, base)

@@ -4,7 +4,9 @@ processes they fork, so that Ctrl-C and SIGTERM end the whole run at once, with 
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
+import threading
 from collections.abc import Iterator
 
 _ENDING = {signal.SIGINT, signal.SIGTERM}
@@ -32,3 +34,15 @@ def leave_signals_to_the_parent() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, _ENDING)
+
+
+def start_method() -> str:
+    """fork where this process runs one thread (gpu-dra's own CLI: a worker starts at once, sharing the parent's
+    memory and modules); forkserver where it runs more (a test runner, a program embedding gpu-dra), since forking a
+    multi-threaded process may deadlock the child and Python 3.12+ warns of it (the default becomes forkserver in
+    3.14: https://docs.python.org/3.14/library/multiprocessing.html#contexts-and-start-methods)."""
+    try:  # every thread of the process, a native library's too (as Python's own warning counts them)
+        threads = len(os.listdir("/proc/self/task"))
+    except OSError:
+        threads = threading.active_count()
+    return "fork" if threads == 1 else "forkserver"

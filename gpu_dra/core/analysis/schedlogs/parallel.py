@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import threading
 from typing import Any
 
-from gpu_dra.core.workers import leave_signals_to_the_parent, signals_held
+from gpu_dra.core.workers import leave_signals_to_the_parent, signals_held, start_method
 from gpu_dra.core.yamlsource import collector_paused
 
 from . import records
@@ -36,7 +35,7 @@ def scan_file(path: str, workers: int | None = None, block_size: int = BLOCK) ->
     parts = _parts(path, size, workers)
     if len(parts) == 1:
         return _joined([_scan_part(path, *parts[0], block_size, export)])
-    context: Any = multiprocessing.get_context(_start_method())
+    context: Any = multiprocessing.get_context(start_method())
     workers_started: list[tuple[multiprocessing.process.BaseProcess, Any]] = []
     try:
         with signals_held():
@@ -57,18 +56,6 @@ def scan_file(path: str, workers: int | None = None, block_size: int = BLOCK) ->
                     started.terminate()
                 started.join()
                 receiver.close()
-
-
-def _start_method() -> str:
-    """fork where this process runs one thread (gpu-dra's own CLI: a worker starts at once, sharing the parent's
-    memory); forkserver where it runs more (a test runner, a program embedding gpu-dra), since forking a
-    multi-threaded process may deadlock the child and Python 3.12+ warns of it (the default becomes forkserver in
-    3.14: https://docs.python.org/3.14/library/multiprocessing.html#contexts-and-start-methods)."""
-    try:  # every thread of the process, a native library's too (as Python's own warning counts them)
-        threads = len(os.listdir("/proc/self/task"))
-    except OSError:
-        threads = threading.active_count()
-    return "fork" if threads == 1 else "forkserver"
 
 
 class WorkerLost(RuntimeError):
