@@ -54,6 +54,11 @@ def test_staging_installs_kueue_and_queues_inference() -> None:
         {"name": "gpu.nvidia.com.deviceclass.resource.k8s.io/devices", "deviceClassNames": ["gpu.nvidia.com"]}]
     assert "pod" in config["integrations"]["frameworks"]  # the string replaces the chart's default whole
     assert {k: v for k, v in config.items() if k != "resources"} == kueue.DEFAULT_CONFIG
+    # Kueue's DRA gates on by name: without KueueDRAIntegration no device would be charged to any queue
+    assert chart.inputs["values"]["controllerManager"]["featureGates"] == [
+        {"name": "KueueDRAIntegration", "enabled": True},
+        {"name": "KueueDRAIntegrationExtendedResource", "enabled": True},
+        {"name": "KueueDRARejectWorkloadsWhenDRADisabled", "enabled": True}]
     kinds = {(r.inputs["kind"], r.inputs["metadata"].get("namespace"), r.inputs["metadata"]["name"])
              for r in run.resources if r.type.startswith("kubernetes:kueue.x-k8s.io/")}
     assert kinds == {("ResourceFlavor", None, "gpu-dra"), ("ClusterQueue", None, "inference"),
@@ -103,6 +108,30 @@ def test_the_mappings_are_every_class_a_queue_rations() -> None:
 
 
 # ----------------------------------------------------------------------------------- what Kueue would refuse
+def test_a_cluster_that_serves_no_dra_cannot_queue_devices(project: Project) -> None:
+    """An existing cluster declaring DynamicResourceAllocation off: no claim exists to charge; one error, on
+    gpu-dra:kueue's line, and none once the gate is on (its upstream default from 1.34)."""
+    def existing(dra: bool) -> Any:
+        def change(config: dict[str, Any]) -> None:
+            for key in ("gpu-dra:nodeGroups", "gpu-dra:karpenter"):
+                config.pop(key, None)  # refused on an existing cluster
+            config["gpu-dra:cluster"] = {"name": "lab", "platform": "existing", "kubernetesVersion": "1.36",
+                                         "kubeconfig": {"path": "~/.kube/config"},
+                                         "featureGates": {"DynamicResourceAllocation": dra}}
+        return change
+    project.edit_stack("staging", existing(False))
+    (found,) = [p for p in _problems_of(project, "staging") if "DynamicResourceAllocation" in p.message]
+    assert (found.path, found.line) == ("gpu-dra:kueue", _line_of(project, "staging", "  gpu-dra:kueue:"))
+    assert "serves no resource.k8s.io objects" in found.message
+    project.edit_stack("staging", existing(True))
+    assert load_stack(project.root, "staging").config.kueue is not None
+
+
+def _line_of(project: Project, stack: str, text: str) -> int:
+    lines = (project.root / "stacks" / f"Pulumi.{stack}.yaml").read_text().splitlines()
+    return next(number for number, line in enumerate(lines, 1) if line.startswith(text))
+
+
 def test_a_template_kueue_refuses_is_an_error_on_its_line(project: Project) -> None:
     """training's h100-else-two-a100 uses firstAvailable: Kueue 0.19.2 marks its workloads inadmissible."""
     _team_queue(project, "training", {"nominalQuota": {"gpu-h100": 8, "gpu-a100": 2}})

@@ -2,7 +2,7 @@
 each class a queued team's templates use is in its queue (else Kueue blocks the workload: the class is unmapped or not
 covered), no template uses what Kueue's DRA integration refuses, each template's devices fit what the queue can ever
 hold, the hard ResourceQuota does not cap a class below the queue's nominal quota (Kueue would admit pods whose claims
-the API server then refuses), and the mappings stay within Kueue's limits (facts/kueue.py)."""
+the API server then refuses), the mappings stay within Kueue's limits (facts/kueue.py), and the cluster serves DRA."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from gpu_dra.core.config.models import AllocationCount, ClaimTemplate, StackConf
 from gpu_dra.core.dra import metadata
 from gpu_dra.core.dra.claims import device_quota_name
 from gpu_dra.core.facts import kueue, nvidia
+from gpu_dra.core.facts.target import Target
 from gpu_dra.core.yamlsource import Loc
 
 
@@ -66,6 +67,13 @@ def queue_problems(config: StackConfig, teams: Sequence[Team]) -> list[QueueProb
     classes = mapped_classes(config, teams)
     declared = {c.name for c in config.device_classes} | (set(nvidia.CHART_DEVICE_CLASSES)
                                                          if config.installs_driver_chart else set())
+    cluster = config.cluster
+    if not Target(cluster.kubernetes_version, cluster.platform, dict(cluster.feature_gates)).enabled(
+            "DynamicResourceAllocation"):
+        problems.append(QueueProblem(None, (), "the cluster's DynamicResourceAllocation gate is off (gpu-dra:cluster."
+                                              "featureGates): its API server serves no resource.k8s.io objects, so "
+                                              "Kueue has no claim to charge to a queue; turn the gate on, or leave "
+                                              "Kueue out of this stack"))
     if len(classes) > kueue.MAX_MAPPINGS:
         problems.append(QueueProblem(None, (), f"the teams' queues ration {len(classes)} DeviceClasses; Kueue "
                                               f"{config.kueue.version if config.kueue else ''} maps at most "

@@ -62,6 +62,15 @@ UNSUPPORTED = {
     "adminAccess": "AdminAccess is not supported",
 }
 
+# Kueue's own gates for DRA, each beta and on by default from the release given (pkg/features/kube_features.go:745-755):
+# KueueDRAIntegration charges a pod's claim templates per mapped class; KueueDRAIntegrationExtendedResource charges
+# extended resources served by DRA through their class; KueueDRARejectWorkloadsWhenDRADisabled rejects a DRA workload
+# while the first is off (kube_features.go:206-207) rather than admit it with no device charged. gpu-dra turns them on
+# by name (the chart's `controllerManager.featureGates` become `--feature-gates`: values.yaml:32,
+# templates/_helpers.tpl:116-125), so a release that changes a default cannot silently stop charging devices.
+DRA_GATES = {"KueueDRAIntegration": "0.18", "KueueDRAIntegrationExtendedResource": "0.19",
+             "KueueDRARejectWorkloadsWhenDRADisabled": "0.18"}
+
 # Resources gpu-dra's queues leave to the namespace's ResourceQuota and LimitRange: by default Kueue blocks a workload
 # requesting a resource its ClusterQueue does not cover ("resource cpu unavailable in ClusterQueue",
 # pkg/scheduler/flavorassigner/flavorassigner.go:1069-1071); `resources.excludeResourcePrefixes` leaves these out of

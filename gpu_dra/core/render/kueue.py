@@ -28,9 +28,10 @@ def configuration(stack: Stack) -> dict[str, Any]:
 
 def chart_values(stack: Stack) -> dict[str, Any]:
     """The chart's values: the configuration as the one string the chart reads (the chart rolls the controller when
-    it changes: facts/kueue.CONFIG_VALUES_KEY)."""
+    it changes: facts/kueue.CONFIG_VALUES_KEY), and Kueue's DRA gates on by name (facts/kueue.DRA_GATES)."""
     section, key = kueue.CONFIG_VALUES_KEY
-    return {section: {key: yaml.safe_dump(configuration(stack), sort_keys=False)}}
+    return {section: {key: yaml.safe_dump(configuration(stack), sort_keys=False)},
+            "controllerManager": {"featureGates": [{"name": gate, "enabled": True} for gate in kueue.DRA_GATES]}}
 
 
 def resource_flavor() -> dict[str, Any]:
