@@ -172,13 +172,38 @@ def _usable_nodes(pod: PodSpec, inventory: Inventory, nodes: Sequence[ClusterNod
 
 
 def _refused_by_nodes(pod: PodSpec, claim: ClaimReport, nodes: Sequence[ClusterNode],
-                      reach: Mapping[str, frozenset[DeviceId]]) -> str:
+                      reach: Mapping[str, frozenset[DeviceId]], known: dict[Any, tuple[Any, str]]) -> str:
     """Where every node that reaches a device the claim matches refuses the pod by its node selection or taints
-    (NodeAffinity and TaintToleration filter nodes before DynamicResources runs): the first, and why."""
+    (NodeAffinity and TaintToleration filter nodes before DynamicResources runs): the first, and why. `known`: the
+    answers of one run, by the fleet's reach (one per set of nodes, kept by the explainer), the claim's match lists
+    (shared by claims alike) and what the pod says of nodes, so that a cluster's many alike Pending pods cost one
+    pass over the nodes, not one each."""
+    spec = pod.spec
+    key = (id(reach), tuple(id(request.matching) for request in claim.requests),
+           repr((spec.get("nodeSelector"), spec.get("affinity"), spec.get("tolerations"))))
+    if key in known:
+        return known[key][1]
     matching = {DeviceId(d.driver, d.pool, d.name) for request in claim.requests for d in request.matching}
     reaching = [node for node in nodes if reach.get(node.node.name, frozenset()) & matching]
-    refusals = [(node.node.name, why_not_on(pod.spec, node.node.labels, node.taints)) for node in reaching]
-    if not refusals or not all(why for _, why in refusals):
+    by_taints: dict[str, str | None] = {}  # without node selection only the taints decide: judged once per set
+    refusals = []
+    for node in reaching:
+        if spec.get("nodeSelector") or spec.get("affinity"):
+            why = why_not_on(spec, node.node.labels, node.taints)
+        elif node.taint_key in by_taints:
+            why = by_taints[node.taint_key]
+        else:
+            why = by_taints[node.taint_key] = why_not_on(spec, node.node.labels, node.taints)
+        if why is None:
+            known[key] = ([request.matching for request in claim.requests], "")  # the lists kept: ids stay theirs
+            return ""
+        refusals.append((node.node.name, why))
+    known[key] = ([request.matching for request in claim.requests], _refusal(refusals))
+    return known[key][1]
+
+
+def _refusal(refusals: Sequence[tuple[str, str]]) -> str:
+    if not refusals:
         return ""
     name, why = refusals[0]
     return (f"; none of the {len(refusals)} nodes with matching devices admits the pod ({name}: {why})"
@@ -260,7 +285,7 @@ def _explain_pod(pod: PodSpec, by_name: Mapping[tuple[str, str], ResourceClaim],
         first = alone[0]
         report.reason = f"claim {first.claim} ({first.entry}): {first.report.reason if first.report else ''}"
         if first.report is not None and nodes:
-            report.reason += _refused_by_nodes(pod, first.report, nodes, reach)
+            report.reason += _refused_by_nodes(pod, first.report, nodes, reach, explainer.refusals)
     elif not verdict.timed_out:  # else the verdict's reason: not decided
         report.reason = (f"each of its {len(pending)} claims fits alone, but no node it may use has devices for all "
                          "of them together (they compete for the same devices)")

@@ -51,6 +51,8 @@ class Explainer:
         # (inventory, class, selectors, devices in use) -> per request what match found, shared by the reports
         self._matches: dict[tuple[Any, ...], tuple[Any, ...]] = {}
         self._busies: dict[int, tuple[Mapping[DeviceId, str], frozenset[str], dict[frozenset[str], Busy]]] = {}
+        # pods.py's answers to "does every node reaching the claim's devices refuse the pod", for pods alike
+        self.refusals: dict[Any, tuple[Any, str]] = {}
 
     @property
     def searched(self) -> float:
