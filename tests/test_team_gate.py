@@ -105,3 +105,18 @@ def test_check_points_at_the_selector_as_lint_does(project: Project) -> None:
     (entry,) = json.loads(result.stdout)["stacks"]
     (lint,) = [v for v in entry["violations"] if v["check"] == "capacity-as-attribute"]
     assert _line(project, lint) == "- device.attributes['gpu.nvidia.com'].memory > 5"
+
+
+def test_a_selector_raising_on_the_fleet_is_on_its_own_line_as_lint_puts_it(project: Project) -> None:
+    """dra-selector-safe-on-fleet names "selector #1" of the rendered template (its match: renders as #0): check puts
+    it on that selector's line of the team file, where dra-cel-lint puts its own finding on the same selector."""
+    selector = "device.attributes['gpu.nvidia.com'].driverVersion >= '570'"
+
+    def selectors(team: dict[str, Any]) -> None:
+        team["claimTemplates"][0]["requests"][0]["selectors"] = [selector]
+    project.edit("stacks/teams/inference.yaml", selectors)
+    result = gpu_dra("--project-dir", str(project.root), "check", "--stack", "prod", "--format", "json")
+    (entry,) = json.loads(result.stdout)["stacks"]
+    (raised,) = [v for v in entry["violations"] if v["policy"] == "dra-selector-safe-on-fleet"]
+    assert "selector #1" in raised["message"], raised
+    assert _line(project, raised) == f"- {selector}"

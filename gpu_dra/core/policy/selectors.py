@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 
 from gpu_dra.core.analysis.explain import (
@@ -20,7 +20,7 @@ from gpu_dra.core.analysis.features import features_for
 from gpu_dra.core.analysis.inventory import Device, GroupSpec, synthesize_groups
 from gpu_dra.core.checks.lint import SelectorContext, lint_selector
 from gpu_dra.core.checks.manifest_lint import selector_sites
-from gpu_dra.core.data import plain
+from gpu_dra.core.data import mapping, plain
 from gpu_dra.core.dra.cel import CompileError, check_selector, compile_selector, device_view, evaluate
 from gpu_dra.core.dra.cel.lexer import device_lookups, tokenize
 from gpu_dra.core.dra.claims import DeviceClass, ResourceClaim, claims_from_objects, classes_from_objects
@@ -221,8 +221,29 @@ def dra_selector_safe_on_fleet(resources: list[Resource], context: Context) -> l
     reports, out = explain_on_fleet("dra-selector-safe-on-fleet", resources, context)
     return out + [error("dra-selector-safe-on-fleet", f"{problem.message}: raised on devices this stack's node "
                         "groups publish; one such error blocks every pod using the claim", resource,
+                        path=_raising_selector(report, problem, resource),
                         fix=f"guard the lookup; run {_explain_command(claim, resource)} for the devices it raises on")
                   for claim, report, resource in reports for problem in report.errors if problem.rule == CEL_RUNTIME]
+
+
+_CLAIM_SELECTOR = re.compile(r"^claim \S+: selector #(\d+):")
+
+
+def _raising_selector(report: ClaimReport, problem: Finding, resource: Resource | None) -> str:
+    """The rendered path of the claim's own selector a runtime error came from (as lint names it, so that check
+    points at the selector's line); "" for a DeviceClass's selector, or a firstAvailable alternative's."""
+    selector = _CLAIM_SELECTOR.match(problem.message)
+    if selector is None or resource is None:
+        return ""
+    requests = mapping(mapping(mapping(mapping(resource.props).get("spec")).get("spec")).get("devices")).get(
+        "requests")
+    rendered = [r.get("name") for r in requests or () if isinstance(r, Mapping)]
+    aborted = f"aborts the claim: {problem.message}"
+    for request in report.requests:
+        if aborted in request.rejected and request.name in rendered:
+            return (f"spec.spec.devices.requests[{rendered.index(request.name)}].exactly.selectors"
+                    f"[{selector.group(1)}].cel.expression")
+    return ""
 
 
 # What marks a selector as one for MIG devices: comparing the driver's `type` with 'mig', or reading what only MIG
