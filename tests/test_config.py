@@ -414,6 +414,10 @@ REVIEW_MISTAKES = [
     ("class-typo", "stacks/teams/inference.yaml", ["claimTemplates", 1, "requests", 0, "deviceClass"], "gpu-l40",
      "claimTemplates[1].requests[0].deviceClass: class 'gpu-l40' is neither declared by this stack's "
      "gpu-dra:deviceClasses nor installed by the chart; did you mean 'gpu-l40s'? known: "),
+    ("class-name-without-its-prefix", "stacks/teams/inference.yaml", ["claimTemplates", 1, "requests", 0,
+                                                                       "deviceClass"], "l40s",
+     "class 'l40s' is neither declared by this stack's gpu-dra:deviceClasses nor installed by the chart; did you mean "
+     "'gpu-l40s'? known: "),
     # Quoting a bare number (what a string field's hint says) would make it 20 bytes: a memory size needs its unit.
     ("unquoted-memory", "stacks/teams/inference.yaml", ["claimTemplates", 0, "requests", 0, "match", "minMemory"], 20,
      "minMemory: 20 needs a unit: 20Gi for 20 GiB (20 alone is 20 bytes, which every GPU has)"),
@@ -430,6 +434,9 @@ REVIEW_MISTAKES = [
     ("mixed-arch-system-group", "stacks/Pulumi.prod.yaml",
      ["config", "gpu-dra:cluster", "systemNodeGroup", "instanceTypes"], ["m7i.large", "m7g.large"],
      "gpu-dra:cluster.systemNodeGroup.instanceTypes: mixes Graviton (arm64) and x86_64 types"),
+    ("system-group-size-typo", "stacks/Pulumi.prod.yaml",
+     ["config", "gpu-dra:cluster", "systemNodeGroup", "instanceTypes"], ["m7i.xlarg"],
+     "'m7i.xlarg' is not an EC2 instance type such as m7i.large (family.size); did you mean 'm7i.xlarge'? sizes: "),
     ("repeated-zone", "stacks/Pulumi.staging.yaml",
      ["config", "gpu-dra:cluster", "networking", "newVpc", "availabilityZones"], ["us-west-2a", "us-west-2a"],
      "availabilityZones: each zone once; repeated: us-west-2a"),

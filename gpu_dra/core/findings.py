@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -69,7 +70,10 @@ class ConfigError(Exception):
 
 def did_you_mean(value: str, choices: Iterable[str]) -> str:
     """"did you mean 'x'? " for the choice closest to a mistyped value, "" when none is close (a similarity of 0.8: a
-    letter or two off, not a name that merely shares a suffix): what a message puts before the list of what there
-    is."""
-    guess = difflib.get_close_matches(value, list(choices), n=1, cutoff=0.8)
-    return f"did you mean {guess[0]!r}? " if guess else ""
+    letter or two off, not a name that merely shares a suffix), or else for the one choice of which the value is a
+    whole word (`l40s` for `gpu-l40s`): what a message puts before the list of what there is."""
+    listed = list(choices)
+    guess = difflib.get_close_matches(value, listed, n=1, cutoff=0.8)
+    if not guess:
+        guess = [c for c in listed if value.lower() in re.split(r"[-._/]", c.lower())]
+    return f"did you mean {guess[0]!r}? " if len(guess) == 1 else ""

@@ -7,6 +7,7 @@ publishes, not EC2's marketing memory sizes (docs/sources.md#gpu-instance-catalo
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 
@@ -102,3 +103,10 @@ LEAST_MEMORY = 2**20
 KNOWN_PRODUCT_NAMES = sorted({m.product_name for m in GPU_MODELS.values()} | {
     "NVIDIA A100 80GB PCIe", "NVIDIA A100-PCIE-40GB", "NVIDIA GB200", "NVIDIA GB300", "NVIDIA A30",
     "Tesla P100-PCIE-16GB", "GRID A100-8C"})
+
+# An EC2 instance type is `family.size`; the sizes EC2 names are nano, micro, small, medium, large, xlarge, Nxlarge,
+# metal and metal-Nxl (https://docs.aws.amazon.com/ec2/latest/instancetypes/instance-type-names.html, "Instance
+# type naming conventions"). A CPU type gpu-dra has no catalog of is judged by its size's form alone.
+EC2_SIZE = re.compile(r"nano|micro|small|medium|large|xlarge|[1-9]\d*xlarge|metal(-[1-9]\d*xl)?")
+EC2_SIZE_EXAMPLES = ("nano", "micro", "small", "medium", "large", "xlarge", "2xlarge", "4xlarge", "8xlarge", "12xlarge",
+                     "16xlarge", "24xlarge", "48xlarge", "metal")

@@ -12,8 +12,9 @@ from gpu_dra.core.config.models.choices import AllocationMode, AmiType, Capacity
 from gpu_dra.core.config.models.fields import DnsLabel, GpuInstanceType
 from gpu_dra.core.dra import metadata
 from gpu_dra.core.facts.eks import RESERVED_NODE_GROUP_KEY_PREFIXES, reserved_key_prefix
-from gpu_dra.core.facts.hardware import GPU_MODELS, INSTANCE_TYPES
+from gpu_dra.core.facts.hardware import EC2_SIZE, EC2_SIZE_EXAMPLES, GPU_MODELS, INSTANCE_TYPES
 from gpu_dra.core.facts.labels import DEVICE_PLUGIN_NODE_LABEL, GPU_DRA_LABEL_PREFIX
+from gpu_dra.core.findings import did_you_mean
 
 
 class Scaling(Model):
@@ -46,8 +47,11 @@ class SystemNodeGroup(Model):
     @classmethod
     def _one_arch(cls, values: list[str]) -> list[str]:
         for value in values:
-            if not re.fullmatch(r"[a-z][a-z0-9-]*\.[a-z0-9]+", value):
-                raise ValueError(f"{value!r} is not an EC2 instance type such as m7i.large")
+            family, dot, size = value.partition(".")
+            if not dot or not re.fullmatch(r"[a-z][a-z0-9-]*", family) or not EC2_SIZE.fullmatch(size):
+                hint = did_you_mean(value, [f"{family}.{example}" for example in EC2_SIZE_EXAMPLES]) if dot else ""
+                raise ValueError(f"{value!r} is not an EC2 instance type such as m7i.large (family.size); {hint}"
+                                 f"sizes: {', '.join(EC2_SIZE_EXAMPLES)}, ...")
         if len({bool(_GRAVITON.match(v)) for v in values}) > 1:
             raise ValueError("mixes Graviton (arm64) and x86_64 types; one AMI serves the group, so pick one")
         return values
