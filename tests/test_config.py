@@ -423,6 +423,8 @@ REVIEW_MISTAKES = [
      "minMemory: 20 needs a unit: 20Gi for 20 GiB (20 alone is 20 bytes, which every GPU has)"),
     ("memory-without-unit", "stacks/teams/inference.yaml", ["claimTemplates", 0, "requests", 0, "match", "minMemory"],
      "40", "minMemory: 40 is 40 bytes, which every GPU has: give a size in Gi, e.g. 40Gi"),
+    ("memory-zero", "stacks/teams/inference.yaml", ["claimTemplates", 0, "requests", 0, "match", "minMemory"],
+     "0", "minMemory: 0 is 0 bytes, which every GPU has: give a size in Gi, e.g. 20Gi"),
     ("class-memory-in-kilobytes", "stacks/Pulumi.prod.yaml", ["config", "gpu-dra:deviceClasses", 0, "match",
                                                               "minMemory"], "512Ki",
      "minMemory: 512Ki is 524288 bytes, which every GPU has: give a size in Gi, e.g. 20Gi"),

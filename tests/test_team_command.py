@@ -42,7 +42,7 @@ def test_a_new_team_is_hosted_checked_and_owned(with_owners: Project) -> None:
     assert [(t.name, t.requests[0].device_class) for t in vision.claim_templates] == [("l4-x1", "gpu-l4")]
     assert vision.quota.devices == {"gpu-l4": 2}
     assert (project.root / ".github" / "CODEOWNERS").read_text().splitlines()[-1] == \
-        "/stacks/teams/vision.yaml       @example-org/vision"
+        "/stacks/teams/vision.yaml       @example-org/vision @example-org/gpu-platform"  # as `*`, the platform
     check = gpu_dra("--project-dir", str(project.root), "check", "--stack", "dev", "--format", "json")
     (report,) = json.loads(check.stdout)["stacks"]
     assert not [v for v in report["violations"] if v["file"] == "stacks/teams/vision.yaml"]
@@ -51,8 +51,10 @@ def test_a_new_team_is_hosted_checked_and_owned(with_owners: Project) -> None:
 
 
 @pytest.mark.parametrize("args, said", [
-    (["new", "training", "--stack", "dev"], "stacks/teams/training.yaml exists: gpu-dra writes no team file over "
-                                           "yours"),
+    (["new", "training", "--stack", "dev"], "stack dev hosts a team training already"),
+    (["new", "ops", "--stack", "dev"], "stacks/teams/ops.yaml exists: gpu-dra writes no team file over yours; to host "
+                                      "the team on stack dev, add `ops: {}` under gpu-dra:teams in "
+                                      "stacks/Pulumi.dev.yaml"),
     (["new", "vision", "--stack", "dev", "--class", "gpu-l44"], "--class gpu-l44: no such DeviceClass on stack dev; "
                                                                 "did you mean 'gpu-l4'?"),
     (["new", "Vision_1", "--stack", "dev"], "team name 'Vision_1': "),

@@ -58,11 +58,13 @@ def run(args: argparse.Namespace) -> int:
 # ------------------------------------------------------------------------------------------------------------- new
 def _new(root: Path, args: argparse.Namespace) -> int:
     team, stack_path = team_file(root, args.name), stack_file(root, args.stack)
-    if team.exists():
-        raise UsageError(f"{team.relative_to(root)} exists: gpu-dra writes no team file over yours")
     stack = load_stack(root, args.stack)  # a stack that does not load says why first
     if any(t.name == args.name for t in stack.teams):
         raise UsageError(f"stack {args.stack} hosts a team {args.name} already")
+    if team.exists():
+        raise UsageError(f"{team.relative_to(root)} exists: gpu-dra writes no team file over yours; to host the team "
+                         f"on stack {args.stack}, add `{args.name}: {{}}` under gpu-dra:teams in "
+                         f"{stack_path.relative_to(root)}")
     device_class = args.device_class or _first_class(stack)
     known = [c.name for c in stack.config.device_classes] + (
         list(CHART_DEVICE_CLASSES) if stack.config.installs_driver_chart else [])
@@ -72,9 +74,9 @@ def _new(root: Path, args: argparse.Namespace) -> int:
     team_text = _team_text(args.name, args.namespace, device_class)
     stack_text = _with_team(stack_path.read_text(), args.name, stack_path.relative_to(root))
     owners = root / CODEOWNERS
-    owner_line = f"/stacks/teams/{args.name}.yaml".ljust(32) + f"{args.owner}\n" if args.owner else None
-    if owner_line and not owners.exists():
+    if args.owner and not owners.exists():
         raise UsageError(f"--owner: no {CODEOWNERS} in the project to add the line to")
+    owner_line = _owner_line(args.name, args.owner, owners.read_text()) if args.owner else None
     _check_loads(root, args.stack, args.name, team_text, stack_text)
     with open(team, "x", encoding="utf-8") as out:  # never over a file that appeared meanwhile
         out.write(team_text)
@@ -93,6 +95,14 @@ def _new(root: Path, args: argparse.Namespace) -> int:
         print(f"for {CODEOWNERS}: /stacks/teams/{args.name}.yaml @<org>/<team> (or --owner)")
     print(f"next: gpu-dra check --stack {args.stack}; gpu-dra team show {args.name} --stack {args.stack}")
     return EXIT_OK
+
+
+def _owner_line(name: str, owner: str, codeowners: str) -> str:
+    """The team file's CODEOWNERS line: its owner, and the owners of the `*` line, since the last pattern matching
+    a file is the only one GitHub reads (the platform team would lose review of the file otherwise)."""
+    default = next((line.split()[1:] for line in codeowners.splitlines() if line.split()[:1] == ["*"]), [])
+    owners = [owner, *(o for o in default if o != owner)]
+    return f"/stacks/teams/{name}.yaml".ljust(32) + " ".join(owners) + "\n"
 
 
 def _first_class(stack: Stack) -> str:

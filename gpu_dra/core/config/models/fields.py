@@ -55,6 +55,9 @@ def _quantity(value: str) -> str:
 
 def _memory_unit(value: Any) -> Any:
     """A bare number, before the string check: YAML's 40 is no memory size, and quoting it ("40") makes 40 bytes."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and value <= 0:
+        raise ValueError(f"{value} asks for no memory, which every GPU has: give a size such as 20Gi, or leave "
+                         "minMemory out")
     if isinstance(value, int | float) and not isinstance(value, bool):
         raise ValueError(f"{value} needs a unit: {value}Gi for {value} GiB ({value} alone is {value} bytes, which "
                          "every GPU has)")
@@ -63,7 +66,7 @@ def _memory_unit(value: Any) -> Any:
 
 def _memory_size(value: str) -> str:
     if parse_quantity(value) < LEAST_MEMORY:
-        example = f"{value.strip()}Gi" if value.strip().isdigit() else "20Gi"
+        example = f"{value.strip()}Gi" if value.strip().isdigit() and int(value) > 0 else "20Gi"
         raise ValueError(f"{value} is {parse_quantity(value).normalize():f} bytes, which every GPU has: give a "
                          f"size in Gi, e.g. {example}")
     return value
