@@ -43,6 +43,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"pod {args.pod}")
     if name == "-" and sys.stdin is None:
         raise UsageError("<stdin>: standard input is closed; pipe the log in, or name a file")
+    if name == "-" and sys.stdin.isatty():  # `gpu-dra logs` typed as is: say why nothing happens
+        print("gpu-dra: reading a scheduler log from the terminal; end with Ctrl-D (or pipe it in: kubectl logs -n "
+              "kube-system <scheduler pod> | gpu-dra logs -)", file=sys.stderr)
     if name != "-" and _device(name):  # /dev/zero would be read for ever; a log follows through a pipe (-)
         raise UsageError(f"{name}: a device, not a log file; pipe a live log in with `-` (kubectl logs -f ... | "
                          "gpu-dra logs -)")

@@ -15,10 +15,14 @@ _HEAD = 4096  # bytes read to tell a CloudWatch JSON export from a log
 _LONGEST_LINE = 64 << 20  # a "line" longer than this is cut: no log writes one, and memory stays flat
 
 
-def _chunks(stream: IO[bytes], size: int, limit: int | None = None, head: bytes = b"") -> Iterator[bytes]:
-    """The next `limit` bytes (all of them if None) in pieces of `size`, starting with `head`, already read."""
+def _chunks(stream: IO[bytes], size: int, limit: int | None = None, head: bytes = b"",
+            ended: bool = False) -> Iterator[bytes]:
+    """The next `limit` bytes (all of them if None) in pieces of `size`, starting with `head`, already read; `ended`:
+    reading the head met the stream's end, so it is not read again (a terminal would wait for a second Ctrl-D)."""
     for start in range(0, len(head), size):
         yield head[start:start + size]
+    if ended:
+        return
     if limit is not None:
         limit -= len(head)
     while limit is None or limit > 0:

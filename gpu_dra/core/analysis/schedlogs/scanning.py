@@ -15,7 +15,7 @@ import re2
 
 from gpu_dra.core.yamlsource import collector_paused
 
-from .blocks import BLOCK, _chunks, _read_head, _text_blocks, is_cloudwatch_export
+from .blocks import _HEAD, BLOCK, _chunks, _read_head, _text_blocks, is_cloudwatch_export
 from .lines import CACHED_TEXTS, PANIC_MESSAGE, _locate, _pod_named
 from .reading import _NOTHING, _UNREAD, _Reading, _shown
 from .records import TAIL, KeptLine, LogReport, _Pods
@@ -69,7 +69,8 @@ def scan(stream: IO[bytes], only_pod: str | None = None, on_line: Callable[[Kept
     name no pod, belong to the pod most recently named. `on_line` sees each kept line as it is read."""
     report = LogReport()
     head = _read_head(stream)
-    blocks, errors = _text_blocks(_chunks(stream, block_size, head=head), is_cloudwatch_export(head), report.notes)
+    blocks, errors = _text_blocks(_chunks(stream, block_size, head=head, ended=len(head) < _HEAD),
+                                  is_cloudwatch_export(head), report.notes)
     with collector_paused():  # a log's lines make millions of short-lived objects, its records no cycles
         _scan_blocks(blocks, errors, report, _Pods(report.pods), "", only_pod, on_line)
         for log in report.pods.values():
