@@ -15,13 +15,13 @@ from .conftest import ROOT
 from .test_cli import gpu_dra
 
 
-def _complete(script: str, words: list[str]) -> list[str]:
+def _complete(script: str, words: list[str], cwd: Path = ROOT) -> list[str]:
     """COMPREPLY for the command line `words` (the last one being completed), as bash's programmable completion
-    calls the function: in the project's folder."""
+    calls the function: in the project's folder unless `cwd` says otherwise."""
     line = " ".join(f"'{w}'" for w in words)
     program = (f"{script}\nCOMP_WORDS=({line}); COMP_CWORD={len(words) - 1}; _gpu_dra; "
                'printf "%s\\n" "${COMPREPLY[@]}"')
-    result = subprocess.run(["bash", "-c", program], cwd=ROOT, capture_output=True, text=True, timeout=30)
+    result = subprocess.run(["bash", "-c", program], cwd=cwd, capture_output=True, text=True, timeout=30)
     assert result.returncode == 0, result.stderr
     return sorted(line for line in result.stdout.splitlines() if line)
 
@@ -41,6 +41,10 @@ def bash_script() -> str:
     (["gpu-dra", "--project-dir", ".", "check", "--st"], ["--stack"]),
     (["gpu-dra", "lint", "--kubernetes-version", "1.3"], ["1.33", "1.34", "1.35", "1.36", "1.37"]),
     (["gpu-dra", "explain", "--format", ""], ["json", "text"]),
+    (["gpu-dra", "team", ""], ["new", "show"]),
+    (["gpu-dra", "completion", ""], ["bash", "fish", "zsh"]),
+    (["gpu-dra", "schema", ""], ["stack", "team"]),
+    (["gpu-dra", "team", "show", "tr"], ["training"]),
 ])
 def test_bash_completes(bash_script: str, words: list[str], expected: list[str]) -> None:
     assert _complete(bash_script, words) == expected
@@ -55,7 +59,10 @@ def test_zsh_and_fish_scripts() -> None:
     zsh = gpu_dra("completion", "zsh").stdout
     assert zsh.startswith("#compdef gpu-dra\n") and "bashcompinit" in zsh and "complete -o filenames -F _gpu_dra" in zsh
     fish = gpu_dra("completion", "fish").stdout.splitlines()
-    assert all(line.startswith(("#", "complete -c gpu-dra")) for line in fish)
+    start, end = fish.index("function _gpu_dra_root"), fish.index("end")  # finds the project as gpu-dra does
+    assert all(line.startswith(("#", "complete -c gpu-dra")) for line in fish[:start] + fish[end + 1:])
+    assert "complete -c gpu-dra -n '__fish_seen_subcommand_from team; and not __fish_seen_subcommand_from new show' " \
+           "-x -a 'new show'" in fish
     assert "complete -c gpu-dra -n '__fish_seen_subcommand_from render' -s o -l output -x -a 'yaml json' " \
            "-d 'to stdout instead: one multi-document YAML stream, or a JSON List (kubectl'\"'\"'s -o)'" in fish
     assert gpu_dra("completion", "tcsh").returncode == 2
@@ -67,3 +74,12 @@ def test_the_help_example_installs_for_bash(tmp_path: Path) -> None:
     script.write_text(gpu_dra("completion", "bash").stdout)
     result = subprocess.run(["bash", "-c", f"source {script}; complete -p gpu-dra"], capture_output=True, text=True)
     assert result.stdout.strip() == "complete -o filenames -F _gpu_dra gpu-dra"
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="no bash")
+def test_bash_finds_the_stacks_from_a_subfolder_and_from_project_dir(bash_script: str, tmp_path: Path) -> None:
+    """As gpu-dra finds its project: the nearest Pulumi.yaml above the working folder, or --project-dir's."""
+    stacks = ["automode", "dev", "prod", "staging"]
+    assert _complete(bash_script, ["gpu-dra", "check", "--stack", ""], cwd=ROOT / "docs") == stacks
+    assert _complete(bash_script, ["gpu-dra", "--project-dir", str(ROOT), "check", "--stack", ""],
+                     cwd=tmp_path) == stacks
