@@ -71,8 +71,9 @@ def _runnable(args: list[str], root: Path) -> str:
     for index, arg in enumerate(args[1:], 1):
         if arg.startswith("-") or args[index - 1] in WRITES:
             continue
-        path_like = arg.endswith((".yaml", ".json", ".log", "/")) or arg.split("/")[0] in COPIED
-        if path_like and not arg.startswith("@") and not (root / arg).exists():
+        # a file of the reader's (slices.yaml); one under the repository's folders must exist: the command runs
+        readers = arg.endswith((".yaml", ".json", ".log", "/")) and arg.split("/")[0] not in COPIED
+        if readers and not arg.startswith("@") and not (root / arg).exists():
             return f"{arg}: the reader's file"
     return ""
 
