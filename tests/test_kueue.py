@@ -170,6 +170,18 @@ def test_a_hard_quota_below_the_queue_contradicts_it(project: Project) -> None:
     assert "caps gpu-l40s at 16, below what the queue can hold (20" in found.message
 
 
+def test_a_stack_s_quota_override_below_the_queue_is_on_the_stack_s_line(project: Project) -> None:
+    """The stack hosting the team lowers its hard quota (gpu-dra:teams.inference.quota): the contradiction is the
+    stack file's, on the override's line, not the team file's line that the override replaces."""
+    project.edit_stack("staging", lambda config: config["gpu-dra:teams"].update(
+        {"inference": {"quota": {"claims": 64, "devices": {"gpu.nvidia.com": 8, "gpu-l40s": 2}}}}))
+    (found,) = [p for p in _problems_of(project, "staging") if "below what the queue can hold" in p.message]
+    assert (found.file, found.path) == ("stacks/Pulumi.staging.yaml",
+                                        "gpu-dra:teams.inference.quota.devices['gpu-l40s']")
+    lines = (project.root / "stacks" / "Pulumi.staging.yaml").read_text().splitlines()
+    assert "gpu-l40s: 2" in lines[(found.line or 0) - 1]
+
+
 @pytest.mark.parametrize(("queue", "words"), [
     ({"nominalQuota": {"gpu-l40s": 2}, "lendingLimit": {"gpu-l40s": 3}},
      "queue.lendingLimit.gpu-l40s: must be less than or equal to the nominalQuota (2)"),
@@ -258,6 +270,8 @@ def test_a_new_class_in_a_queue_says_what_the_restart_does(project: Project) -> 
     assert changed["enforcement"] == "advisory"
     assert "Kueue's device class mappings change (maps gpu-a100 now)" in changed["message"]
     assert "kubernetes-sigs/kueue#13969" in changed["message"]
+    assert (changed["file"], changed["line"]) == ("stacks/Pulumi.staging.yaml",
+                                                  _line_of(project, "staging", "  gpu-dra:kueue:"))
 
 
 def test_quota_that_keeps_the_classes_changes_no_mapping(project: Project) -> None:

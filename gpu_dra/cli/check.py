@@ -505,8 +505,8 @@ class _Locator:
 
     def where(self, finding: Finding) -> tuple[str, int]:
         urn = finding.object
-        if not urn:
-            return self._stack_line("environment")
+        if not urn:  # a finding of the whole stack: Kueue's (its mappings) on gpu-dra:kueue, the rest on environment
+            return self._stack_line("kueue" if finding.rule.startswith("kueue-") else "environment")
         type_, name = urn.split("::")[-2].split("$")[-1], urn.split("::")[-1]
         config = self.stack.config
         classes = [c.name for c in config.device_classes]

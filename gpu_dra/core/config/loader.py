@@ -540,13 +540,19 @@ def _team_rules(parts: StackParts, teams: list[Team], sources: Mapping[str, Sour
 def _queue_finding(problem: QueueProblem, parts: StackParts, sources: Mapping[str, SourceFile], file: str,
                    located: Located) -> Finding:
     """A queue problem on its line: the team file's, or the stack's where the stack gives the team its queue
-    (gpu-dra:teams.<team>.queue) or the problem is Kueue's own (gpu-dra:kueue)."""
+    (gpu-dra:teams.<team>.queue) or the hard quota it contradicts (gpu-dra:teams.<team>.quota.devices), or the
+    problem is Kueue's own (gpu-dra:kueue)."""
     if problem.team is None:
         return config_finding(file, f"{PREFIX}kueue", problem.message, _at(located, "kueue"))
     hosting = parts.teams.get(problem.team)
     if problem.loc[:1] == ("queue",) and hosting is not None and hosting.queue is not None:
         return config_finding(file, f"{PREFIX}teams.{problem.team}.queue", problem.message,
                               _at(located, "teams", problem.team, "queue"))
+    if (problem.loc[:2] == ("quota", "devices") and hosting is not None and hosting.quota is not None
+            and problem.loc[2:3] and problem.loc[2] in hosting.quota.devices):  # the stack's override sets it
+        return config_finding(file, f"{PREFIX}teams.{problem.team}.quota.devices[{problem.loc[2]!r}]",
+                              problem.message, _at(located, "teams", problem.team, "quota", "devices",
+                                                   str(problem.loc[2])))
     own = sources[problem.team]
     return config_finding(own.file, format_path(problem.loc), problem.message, own.located.line(problem.loc))
 

@@ -85,9 +85,11 @@ ADMISSION_GATE = "kueue.x-k8s.io/admission"
 # A workload's priority in its queue: the WorkloadPriorityClass (cluster-scoped: {metadata.name, value (int32),
 # description}) its label names (pkg/controller/constants/constants.go:45-48; site/content/en/docs/concepts/
 # workload_priority_class.md). A class that does not exist stops Kueue making the Workload at all (ExtractPriority
-# returns the lookup's error: pkg/controller/jobframework/reconciler.go:1716-1724), so the job is never queued; a
-# workload without the label has priority 0 (the default class `default` is applied only with the alpha gate
-# WorkloadPriorityClassDefaulting, off in 0.19: pkg/features/kube_features.go:887-889).
+# returns the lookup's error: pkg/controller/jobframework/reconciler.go:1716-1724), so the job is never queued. A
+# workload without the label takes its pods' priorityClassName's PriorityClass, else the cluster's globalDefault
+# PriorityClass, else 0 (reconciler.go:1720-1733; pkg/util/priority/priority.go:88-145); a WorkloadPriorityClass named
+# `default` is applied only with the alpha gate WorkloadPriorityClassDefaulting, off in 0.19
+# (pkg/features/kube_features.go:887-889).
 PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
 PRIORITY_RANGE = (-(2**31), 2**31 - 1)
 # What a ClusterQueue may preempt to admit a workload (spec.preemption, each defaulting to Never): in its own queue
