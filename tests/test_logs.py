@@ -111,6 +111,7 @@ def test_a_pod_not_in_the_log_is_said_and_exits_1(tmp_path: Path) -> None:
     result = gpu_dra("logs", str(ROOT / "tests" / "data" / "scheduler-klog.log"), "--pod", "training/trainer-0")
     assert result.returncode == 1
     assert "note: no DRA line of pod training/trainer-0 in " in result.stdout
+    assert "V(7)" not in result.stdout  # no line of the pod: nothing to say of the log's verbosity
     assert gpu_dra("logs", str(ROOT / "tests" / "data" / "scheduler-klog.log"), "--pod", "ml/trainer-0").returncode == 0
 
 

@@ -65,8 +65,9 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"{name}: reading it ran out of memory (or a process reading part of it was killed); "
                          f"`gpu-dra logs --pod NAME {name}` reads one pod's lines in one process and keeps only "
                          "those") from None
-    _write(_report(report, bool(args.pod)))
-    if args.pod and args.pod not in report.pods:
+    absent = bool(args.pod) and args.pod not in report.pods
+    _write(_report(report, bool(args.pod), verbosity=not absent))  # of no line, no verbosity can be told
+    if absent:
         where = "standard input" if name == "-" else name
         _write(["", f"note: no DRA line of pod {args.pod} in {where} ({report.scanned} line(s) read): the scheduler "
                     "did not log one for it at this verbosity, or the name is another's (namespace/name); "
@@ -75,9 +76,10 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _report(report: LogReport, one_pod: bool) -> Iterator[str]:
+def _report(report: LogReport, one_pod: bool, verbosity: bool = True) -> Iterator[str]:
     """The report's lines: the summary, per pod its claims, last lines and final reason (of
-    the one pod asked for, whose lines were printed as read, the reason), then the notes."""
+    the one pod asked for, whose lines were printed as read, the reason), then the notes (`verbosity`: with what the
+    lines read say of the log's verbosity)."""
     panics = f", {report.panics} panic(s)" if report.panics else ""
     yield f"{report.kept} DRA line(s) of {report.scanned} read, {len(report.pods)} pod(s){panics}"
     if not report.scanned:
@@ -98,7 +100,7 @@ def _report(report: LogReport, one_pod: bool) -> Iterator[str]:
     for note in report.notes:
         yield ""
         yield f"note: {note}"
-    hint = report.verbosity_hint()
+    hint = report.verbosity_hint() if verbosity else ""
     if hint:
         yield ""
         yield f"note: {hint}"
