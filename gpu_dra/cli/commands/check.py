@@ -12,7 +12,7 @@ from gpu_dra.cli.arguments import stack_options
 from gpu_dra.cli.base_ref import namespaces_at
 from gpu_dra.cli.process import EXIT_FINDINGS, EXIT_OK, UsageError
 from gpu_dra.cli.project import project_root, selected_stacks
-from gpu_dra.core.config.loader import build_loaded_stack, stack_values, unhosted_team_files
+from gpu_dra.core.config.loader import available_stacks, build_loaded_stack, stack_values, unhosted_team_files
 from gpu_dra.core.findings import NOT_JUDGED, ConfigError
 from gpu_dra.core.policy import MANDATORY
 from gpu_dra.policypack import violation_message
@@ -95,8 +95,8 @@ def run(args: argparse.Namespace) -> int:
                 where = f"{finding.file}:{finding.line}" if finding.line else finding.file
                 print(f"  [{verdict.enforcement}] {finding.rule}  {where}")
                 print(f"      {violation_message(finding)}")
-    if args.all_stacks:
-        for file in unhosted_team_files(root, stacks):
+    if stacks:  # against every stack file, whichever were checked: a team file one of them hosts is in use
+        for file in unhosted_team_files(root, available_stacks(root)):
             print(f"gpu-dra: warning: {file}: no stack hosts this team (gpu-dra:teams in stacks/Pulumi.<stack>.yaml), "
                   "so nothing renders or checks it", file=sys.stderr)
     if broken:  # exit 2, the mistakes on stderr as every verb prints them
