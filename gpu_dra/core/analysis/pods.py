@@ -183,22 +183,24 @@ def _refused_by_nodes(pod: PodSpec, claim: ClaimReport, nodes: Sequence[ClusterN
            repr((spec.get("nodeSelector"), spec.get("affinity"), spec.get("tolerations"))))
     if key in known:
         return known[key][1]
-    matching = {DeviceId(d.driver, d.pool, d.name) for request in claim.requests for d in request.matching}
+    lists = [request.matching for request in claim.requests]  # kept with the answer: their ids stay theirs
+    matching = {DeviceId(d.driver, d.pool, d.name) for found in lists for d in found}
     reaching = [node for node in nodes if reach.get(node.node.name, frozenset()) & matching]
+    selects = spec.get("nodeSelector") or spec.get("affinity")
     by_taints: dict[str, str | None] = {}  # without node selection only the taints decide: judged once per set
     refusals = []
     for node in reaching:
-        if spec.get("nodeSelector") or spec.get("affinity"):
+        if selects:
             why = why_not_on(spec, node.node.labels, node.taints)
         elif node.taint_key in by_taints:
             why = by_taints[node.taint_key]
         else:
             why = by_taints[node.taint_key] = why_not_on(spec, node.node.labels, node.taints)
         if why is None:
-            known[key] = ([request.matching for request in claim.requests], "")  # the lists kept: ids stay theirs
+            known[key] = (lists, "")
             return ""
         refusals.append((node.node.name, why))
-    known[key] = ([request.matching for request in claim.requests], _refusal(refusals))
+    known[key] = (lists, _refusal(refusals))
     return known[key][1]
 
 

@@ -13,7 +13,6 @@ from gpu_dra.core.config.models import AllocationCount, ClaimTemplate, StackConf
 from gpu_dra.core.dra import metadata
 from gpu_dra.core.dra.claims import device_quota_name
 from gpu_dra.core.facts import kueue, nvidia
-from gpu_dra.core.facts.target import Target
 from gpu_dra.core.yamlsource import Loc
 
 
@@ -67,9 +66,7 @@ def queue_problems(config: StackConfig, teams: Sequence[Team]) -> list[QueueProb
     classes = mapped_classes(config, teams)
     declared = {c.name for c in config.device_classes} | (set(nvidia.CHART_DEVICE_CLASSES)
                                                          if config.installs_driver_chart else set())
-    cluster = config.cluster
-    if not Target(cluster.kubernetes_version, cluster.platform, dict(cluster.feature_gates)).enabled(
-            "DynamicResourceAllocation"):
+    if not config.target.enabled("DynamicResourceAllocation"):
         problems.append(QueueProblem(None, (), "the cluster's DynamicResourceAllocation gate is off (gpu-dra:cluster."
                                               "featureGates): its API server serves no resource.k8s.io objects, so "
                                               "Kueue has no claim to charge to a queue; turn the gate on, or leave "

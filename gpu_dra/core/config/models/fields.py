@@ -55,10 +55,10 @@ def _quantity(value: str) -> str:
 
 def _memory_unit(value: Any) -> Any:
     """A bare number, before the string check: YAML's 40 is no memory size, and quoting it ("40") makes 40 bytes."""
-    if isinstance(value, int | float) and not isinstance(value, bool) and value <= 0:
-        raise ValueError(f"{value} asks for no memory, which every GPU has: give a size such as 20Gi, or leave "
-                         "minMemory out")
     if isinstance(value, int | float) and not isinstance(value, bool):
+        if value <= 0:
+            raise ValueError(f"{value} asks for no memory, which every GPU has: give a size such as 20Gi, or leave "
+                             "minMemory out")
         raise ValueError(f"{value} needs a unit: {value}Gi for {value} GiB ({value} alone is {value} bytes, which "
                          "every GPU has)")
     return value
